@@ -1,0 +1,34 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "LuaDispatch",
+    products: [
+        .library(name: "LuaDispatch", targets: ["LuaDispatch"]),
+        .executable(name: "luadispatch", targets: ["luadispatch"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // Debian's liblua5.4-dev, found through pkg-config when it has a .pc file.
+        .systemLibrary(
+            name: "CLua",
+            path: "Sources/CLua",
+            pkgConfig: "lua5.4",
+            providers: [.apt(["liblua5.4-dev"])]
+        ),
+        // Lua's macros as functions, and the C frames that may call lua_error.
+        .target(name: "CLuaShim", dependencies: ["CLua"]),
+        .target(name: "LuaDispatch", dependencies: ["CLua", "CLuaShim"]),
+        .executableTarget(
+            name: "luadispatch",
+            dependencies: [
+                "LuaDispatch",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "LuaDispatchTests", dependencies: ["LuaDispatch", "CLua", "CLuaShim"]),
+        .testTarget(name: "CLITests", dependencies: []),
+    ]
+)

@@ -1,0 +1,94 @@
+// Lua's macros re-exported as functions Swift can see, the trampoline through which every
+// binding is called (so that lua_error is only ever raised from a C frame), and per-thread
+// bookkeeping that is cheaper in C than in Swift.
+#ifndef LUASHIM_H
+#define LUASHIM_H
+
+#include <lua5.4/lua.h>
+#include <lua5.4/lauxlib.h>
+#include <lua5.4/lualib.h>
+#include <stdint.h>
+
+// MARK: macros
+
+static inline int ld_upvalueindex(int i) { return lua_upvalueindex(i); }
+static inline int ld_registryindex(void) { return LUA_REGISTRYINDEX; }
+static inline void ld_pop(lua_State *L, int n) { lua_pop(L, n); }
+static inline const char *ld_typename(lua_State *L, int i) { return luaL_typename(L, i); }
+static inline void ld_newtable(lua_State *L) { lua_newtable(L); }
+static inline int ld_pcall(lua_State *L, int nargs, int nresults, int msgh) {
+    return lua_pcall(L, nargs, nresults, msgh);
+}
+static inline void ld_insert(lua_State *L, int idx) { lua_insert(L, idx); }
+static inline void ld_remove(lua_State *L, int idx) { lua_remove(L, idx); }
+static inline void ld_replace(lua_State *L, int idx) { lua_replace(L, idx); }
+static inline void **ld_extraspace(lua_State *L) { return (void **)lua_getextraspace(L); }
+static inline int ld_isnoneornil(lua_State *L, int idx) { return lua_type(L, idx) <= 0; }
+static inline void *ld_newuserdata(lua_State *L, size_t size) { return lua_newuserdatauv(L, size, 0); }
+static inline int ld_getmetatable_named(lua_State *L, const char *name) {
+    return luaL_getmetatable(L, name);
+}
+static inline int ld_loadbuffer(lua_State *L, const char *buf, size_t size, const char *name) {
+    return luaL_loadbufferx(L, buf, size, name, NULL);
+}
+static inline int ld_loadfile(lua_State *L, const char *path) { return luaL_loadfilex(L, path, NULL); }
+static inline int ld_ok(void) { return LUA_OK; }
+static inline int ld_yield_status(void) { return LUA_YIELD; }
+static inline int ld_multret(void) { return LUA_MULTRET; }
+static inline int ld_noref(void) { return LUA_NOREF; }
+static inline int ld_refnil(void) { return LUA_REFNIL; }
+
+// MARK: bindings
+
+/// Return values of a binding besides a result count (>= 0).
+enum {
+    LD_RAISE = -1,        // raise the value on top of the stack as it is
+    LD_RAISE_WHERE = -2,  // prefix the message on top with the caller's position, then raise
+};
+
+/// The Swift side: runs binding `id` on `L`; returns a result count or one of the LD_RAISE codes.
+typedef int (*ld_entry_fn)(lua_State *L, int id);
+void ld_set_entry(ld_entry_fn fn);
+
+/// Pushes a C closure that calls binding `id` through the trampoline.
+void ld_push_binding(lua_State *L, int id);
+/// Same, with the `n` values on top of the stack as upvalues 2...n+1 (popped).
+void ld_push_binding_n(lua_State *L, int id, int n);
+
+/// A message handler for lua_pcall: turns an error into {message string, traceback, original}.
+int ld_msgh(lua_State *L);
+
+/// An __index function: upvalue 1 is a methods table, upvalue 2 a getter function or nil.
+int ld_index(lua_State *L);
+
+/// A __call function for callable tables: drops the table and calls upvalue 1 with the rest.
+int ld_call_dropping_self(lua_State *L);
+
+/// Calls `lua_error` from C after pushing `message`: for use by C-side code only.
+int ld_error_string(lua_State *L, const char *message);
+
+// MARK: per-thread bookkeeping
+
+/// The queues whose blocks this thread is running, innermost last (unretained pointers).
+#define LD_MAX_FRAMES 64
+int ld_frame_push(void *queue, int barrier);
+void ld_frame_pop(void);
+int ld_frame_count(void);
+void *ld_frame_queue(int i);
+int ld_frame_barrier(int i);
+
+/// 1 for the process's main thread, then 2, 3, ... in order of first call.
+int ld_thread_number(void);
+int64_t ld_gettid(void);
+int ld_is_main_thread(void);
+
+/// The interpreter lock: a mutex plus a per-thread "held" flag.
+typedef struct ld_lock ld_lock;
+ld_lock *ld_lock_new(void);
+void ld_lock_free(ld_lock *lock);
+void ld_lock_acquire(ld_lock *lock);
+void ld_lock_release(ld_lock *lock);
+/// Whether the calling thread holds some interpreter's lock (and which one).
+ld_lock *ld_lock_held(void);
+
+#endif

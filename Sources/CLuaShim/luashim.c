@@ -1,0 +1,154 @@
+#include "luashim.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+// MARK: bindings
+
+static ld_entry_fn entry;
+
+void ld_set_entry(ld_entry_fn fn) { entry = fn; }
+
+static int trampoline(lua_State *L) {
+    int id = (int)lua_tointegerx(L, lua_upvalueindex(1), NULL);
+    int n = entry(L, id);
+    if (n >= 0) return n;
+    if (n == LD_RAISE_WHERE && lua_type(L, -1) == LUA_TSTRING) {
+        luaL_where(L, 1);
+        lua_insert(L, -2);
+        lua_concat(L, 2);
+    }
+    return lua_error(L);
+}
+
+void ld_push_binding(lua_State *L, int id) {
+    lua_pushinteger(L, id);
+    lua_pushcclosure(L, trampoline, 1);
+}
+
+void ld_push_binding_n(lua_State *L, int id, int n) {
+    lua_pushinteger(L, id);
+    lua_insert(L, -n - 1);
+    lua_pushcclosure(L, trampoline, n + 1);
+}
+
+int ld_msgh(lua_State *L) {
+    const char *msg = lua_tostring(L, 1);
+    if (msg == NULL) {
+        if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
+            msg = lua_tostring(L, -1);
+        else
+            msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    }
+    int msgIndex = lua_gettop(L);
+    if (lua_type(L, msgIndex) != LUA_TSTRING) {
+        lua_pushstring(L, msg);
+        msgIndex = lua_gettop(L);
+    }
+    luaL_traceback(L, L, NULL, 1);
+    lua_createtable(L, 3, 0);
+    lua_pushvalue(L, msgIndex);
+    lua_rawseti(L, -2, 1);
+    lua_pushvalue(L, -2);
+    lua_rawseti(L, -2, 2);
+    lua_pushvalue(L, 1);
+    lua_rawseti(L, -2, 3);
+    return 1;
+}
+
+int ld_index(lua_State *L) {
+    lua_pushvalue(L, 2);
+    if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
+    lua_pop(L, 1);
+    if (lua_type(L, lua_upvalueindex(2)) == LUA_TFUNCTION) {
+        lua_pushvalue(L, lua_upvalueindex(2));
+        lua_pushvalue(L, 1);
+        lua_pushvalue(L, 2);
+        lua_call(L, 2, 1);
+        return 1;
+    }
+    lua_pushnil(L);
+    return 1;
+}
+
+int ld_call_dropping_self(lua_State *L) {
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_replace(L, 1);
+    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
+int ld_error_string(lua_State *L, const char *message) {
+    lua_pushstring(L, message);
+    return lua_error(L);
+}
+
+// MARK: per-thread bookkeeping
+
+typedef struct {
+    void *queue;
+    int barrier;
+} frame;
+
+static __thread frame frames[LD_MAX_FRAMES];
+static __thread int depth;
+
+int ld_frame_push(void *queue, int barrier) {
+    if (depth < LD_MAX_FRAMES) {
+        frames[depth].queue = queue;
+        frames[depth].barrier = barrier;
+    }
+    return ++depth;
+}
+
+void ld_frame_pop(void) {
+    if (depth > 0) depth--;
+}
+
+int ld_frame_count(void) { return depth < LD_MAX_FRAMES ? depth : LD_MAX_FRAMES; }
+void *ld_frame_queue(int i) { return frames[i].queue; }
+int ld_frame_barrier(int i) { return frames[i].barrier; }
+
+static atomic_int next_thread_number = 2;
+static __thread int thread_number;
+
+int64_t ld_gettid(void) { return (int64_t)syscall(SYS_gettid); }
+int ld_is_main_thread(void) { return ld_gettid() == (int64_t)getpid(); }
+
+int ld_thread_number(void) {
+    if (thread_number == 0)
+        thread_number = ld_is_main_thread() ? 1 : atomic_fetch_add(&next_thread_number, 1);
+    return thread_number;
+}
+
+struct ld_lock {
+    pthread_mutex_t mutex;
+};
+
+static __thread ld_lock *held;
+
+ld_lock *ld_lock_new(void) {
+    ld_lock *lock = malloc(sizeof *lock);
+    pthread_mutex_init(&lock->mutex, NULL);
+    return lock;
+}
+
+void ld_lock_free(ld_lock *lock) {
+    pthread_mutex_destroy(&lock->mutex);
+    free(lock);
+}
+
+void ld_lock_acquire(ld_lock *lock) {
+    pthread_mutex_lock(&lock->mutex);
+    held = lock;
+}
+
+void ld_lock_release(ld_lock *lock) {
+    held = NULL;
+    pthread_mutex_unlock(&lock->mutex);
+}
+
+ld_lock *ld_lock_held(void) { return held; }

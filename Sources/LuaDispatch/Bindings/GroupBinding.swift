@@ -1,0 +1,63 @@
+import CLua
+import CLuaShim
+import Dispatch
+import Synchronization
+
+/// A `DispatchGroup` with its explicit `enter` count: an unbalanced `leave` aborts in
+/// libdispatch, and so does releasing a group that is still entered.
+final class GroupObject: @unchecked Sendable {
+    let group = DispatchGroup()
+    let entered = Atomic<Int>(0)
+
+    deinit {
+        for _ in 0..<entered.load(ordering: .relaxed) { group.leave() }
+    }
+}
+
+/// `dispatch.group()` and its methods.
+enum GroupBinding {
+    static func install(_ m: inout ModuleSpec) {
+        m.function("group") { a throws(LuaError) in
+            a.runtime.objects.push(a.L, GroupObject(), .group)
+            return 1
+        }
+        var t = ObjectType(.group)
+        t.method("enter") { a throws(LuaError) in
+            let g: GroupObject = try a.object(1, .group)
+            g.entered.wrappingAdd(1, ordering: .relaxed)
+            g.group.enter()
+            return 0
+        }
+        t.method("leave") { a throws(LuaError) in
+            let g: GroupObject = try a.object(1, .group)
+            var n = g.entered.load(ordering: .relaxed)
+            repeat {
+                guard n > 0 else { throw .message("leave of a group that was not entered") }
+                let (done, now) = g.entered.compareExchange(expected: n, desired: n - 1, ordering: .relaxed)
+                if done { break }
+                n = now
+            } while true
+            g.group.leave()
+            return 0
+        }
+        t.method("notify") { a throws(LuaError) in
+            let g: GroupObject = try a.object(1, .group)
+            let q: QueueObject = try a.object(2, .queue)
+            let work = try QueueBinding.block(a, q, 3, barrier: false, queued: false)
+            a.runtime.workAdded()
+            g.group.notify(queue: q.queue, execute: work)
+            return 0
+        }
+        t.method("wait") { a throws(LuaError) in
+            let g: GroupObject = try a.object(1, .group)
+            let timeout = try Deadline.timeout(a, 2)
+            return Waits.push(a.L, a.runtime.unlocked { Waits.wait(g.group, timeout) })
+        }
+        t.meta("__tostring") { a throws(LuaError) in
+            let g: GroupObject = try a.object(1, .group)
+            Lua.push(a.L, "dispatch.group (entered \(g.entered.load(ordering: .relaxed)))")
+            return 1
+        }
+        m.types.append(t)
+    }
+}

@@ -1,0 +1,284 @@
+import CLua
+import CLuaShim
+import Dispatch
+
+/// `dispatch.queue`, `dispatch.main`, `dispatch.global` and the queue methods.
+enum QueueBinding {
+    static func install(_ m: inout ModuleSpec) {
+        m.function("queue") { a throws(LuaError) in
+            let q = try make(a)
+            a.runtime.queues.append(WeakQueue(queue: q))
+            a.runtime.objects.push(a.L, q, .queue)
+            return 1
+        }
+        m.function("global") { a throws(LuaError) in
+            let name = try a.optionalString(1) ?? "default"
+            guard let qos = QoS.parseClass(name) else { throw .argument(1, "unknown qos '\(name)'") }
+            a.runtime.objects.push(a.L, a.runtime.global(qos), .queue)
+            return 1
+        }
+        m.function("current_label") { a throws(LuaError) in
+            guard let q = a.runtime.currentQueue() else { return 0 }
+            Lua.push(a.L, q.label)
+            return 1
+        }
+        m.function("concurrent_perform") { a throws(LuaError) in try concurrentPerform(a) }
+        m.setups.append { rt, L in
+            rt.objects.push(L, rt.mainQueue, .queue)
+            Lua.setField(L, -2, "main")
+        }
+        SpecificBinding.install(&m)
+        m.types.append(type())
+    }
+
+    /// `dispatch.queue(label)` or `dispatch.queue{label=, concurrent=, qos=, inactive=, target=}`.
+    private static func make(_ a: Args) throws(LuaError) -> QueueObject {
+        var label = "", concurrent = false, qosName = "default", inactive = false
+        var target: QueueObject?
+        if a.type(1) == LUA_TTABLE {
+            try Options.parse(a, 1) { o throws(LuaError) in
+                switch o.key {
+                case "label": label = try o.string()
+                case "concurrent": concurrent = try o.bool()
+                case "qos": qosName = try o.string(); _ = try o.qos()
+                case "inactive": inactive = try o.bool()
+                case "target": target = try o.object(.queue)
+                default: return false
+                }
+                return true
+            }
+        } else if !a.isNoneOrNil(1) {
+            guard a.type(1) == LUA_TSTRING else { throw a.typeError(1, "string or table") }
+            label = try a.string(1)
+        }
+        var attributes: DispatchQueue.Attributes = []
+        if concurrent { attributes.insert(.concurrent) }
+        if inactive { attributes.insert(.initiallyInactive) }
+        let queue = DispatchQueue(label: label, qos: QoS.parse(qosName)!, attributes: attributes, target: target?.queue)
+        return QueueObject(queue: queue, label: label, concurrent: concurrent, qos: qosName, target: target, inactive: inactive)
+    }
+
+    private static func type() -> ObjectType {
+        var t = ObjectType(.queue)
+        t.method("async") { a throws(LuaError) in
+            let q: QueueObject = try a.object(1, .queue)
+            var group: GroupObject?, barrier = false, qos: DispatchQoS?
+            try Options.parse(a, 3) { o throws(LuaError) in
+                switch o.key {
+                case "group": group = o.isNil ? nil : try o.object(.group)
+                case "barrier": barrier = try o.bool()
+                case "qos": qos = try o.qos()
+                default: return false
+                }
+                return true
+            }
+            try submit(a, q, 2, group: group, barrier: barrier, qos: qos)
+            return 0
+        }
+        t.method("barrier_async") { a throws(LuaError) in
+            try submit(a, try a.object(1, .queue), 2, group: nil, barrier: true, qos: nil)
+            return 0
+        }
+        t.method("sync") { a throws(LuaError) in
+            let q: QueueObject = try a.object(1, .queue)
+            var barrier = false
+            try Options.parse(a, 3) { o throws(LuaError) in
+                guard o.key == "barrier" else { return false }
+                barrier = try o.bool()
+                return true
+            }
+            return try sync(a, q, 2, barrier: barrier)
+        }
+        t.method("barrier_sync") { a throws(LuaError) in
+            try sync(a, try a.object(1, .queue), 2, barrier: true)
+        }
+        t.method("after") { a throws(LuaError) in
+            let q: QueueObject = try a.object(1, .queue)
+            let deadline = try Deadline.deadline(a, 2)
+            let work = try block(a, q, 3, barrier: false)
+            a.runtime.workAdded()
+            q.queued.wrappingAdd(1, ordering: .relaxed)
+            switch deadline {
+            case .time(let t): q.queue.asyncAfter(deadline: t, execute: work)
+            case .wall(let w): q.queue.asyncAfter(wallDeadline: w, execute: work)
+            case .forever: break
+            }
+            return 0
+        }
+        t.method("suspend") { a throws(LuaError) in
+            let q: QueueObject = try a.object(1, .queue)
+            guard q.kind != .global else { throw .message("cannot suspend global queue '\(q.label)'") }
+            q.suspensions.wrappingAdd(1, ordering: .relaxed)
+            q.queue.suspend()
+            return 0
+        }
+        t.method("resume") { a throws(LuaError) in
+            let q: QueueObject = try a.object(1, .queue)
+            var n = q.suspensions.load(ordering: .relaxed)
+            repeat {
+                guard n > 0 else { throw .message("resume of queue '\(q.label)', which is not suspended") }
+                let (done, now) = q.suspensions.compareExchange(expected: n, desired: n - 1, ordering: .relaxed)
+                if done { break }
+                n = now
+            } while true
+            q.queue.resume()
+            return 0
+        }
+        t.method("activate") { a throws(LuaError) in
+            let q: QueueObject = try a.object(1, .queue)
+            if q.inactive.exchange(false, ordering: .relaxed) { q.queue.activate() }
+            return 0
+        }
+        t.method("set_target") { a throws(LuaError) in
+            let q: QueueObject = try a.object(1, .queue)
+            let target: QueueObject? = a.isNoneOrNil(2) ? nil : try a.object(2, .queue)
+            guard q.kind == .custom else { throw .message("cannot change the target of queue '\(q.label)'") }
+            guard q.inactive.load(ordering: .relaxed) else {
+                throw .message("set_target on queue '\(q.label)', which is active (only inactive queues can change target)")
+            }
+            if let target, target.chain.contains(where: { $0 === q }) {
+                throw .message("set_target would make queue '\(q.label)' target itself")
+            }
+            q.target = target
+            q.queue.setTarget(queue: target?.queue ?? DispatchQueue.global())
+            return 0
+        }
+        SpecificBinding.methods(&t)
+        t.fields { a throws(LuaError) in
+            let q: QueueObject = try a.object(1, .queue)
+            switch Lua.string(a.L, 2) {
+            case "label": Lua.push(a.L, q.label)
+            case "concurrent": lua_pushboolean(a.L, q.concurrent ? 1 : 0)
+            case "qos": Lua.push(a.L, q.qos)
+            default: return 0
+            }
+            return 1
+        }
+        t.meta("__tostring") { a throws(LuaError) in
+            Lua.push(a.L, (try a.object(1, .queue, as: QueueObject.self)).description)
+            return 1
+        }
+        return t
+    }
+
+    // MARK: submitting work
+
+    /// The block that runs the function or work item at `i` on `q` (anchoring the function).
+    static func block(_ a: Args, _ q: QueueObject, _ i: Int32, barrier: Bool, queued: Bool = true) throws(LuaError) -> @Sendable () -> Void {
+        let rt = a.runtime
+        if let item: WorkItemObject = a.optionalObject(i, .workItem) {
+            return {
+                if queued { q.queued.wrappingSubtract(1, ordering: .relaxed) }
+                _ = ld_frame_push(Unmanaged.passUnretained(q).toOpaque(), barrier ? 1 : 0)
+                item.run()
+                ld_frame_pop()
+                rt.workDone()
+            }
+        }
+        guard a.type(i) == LUA_TFUNCTION else { throw a.typeError(i, "function or dispatch.work_item") }
+        let ref = a.ref(i)
+        return { rt.runBlock(ref, on: q, barrier: barrier, consume: true, queued: queued) }
+    }
+
+    static func submit(_ a: Args, _ q: QueueObject, _ i: Int32, group: GroupObject?, barrier: Bool, qos: DispatchQoS?) throws(LuaError) {
+        let item: WorkItemObject? = a.optionalObject(i, .workItem)
+        let work = try block(a, q, i, barrier: barrier || (item?.flags.contains(.barrier) ?? false))
+        var flags = item?.flags ?? []
+        if barrier { flags.insert(.barrier) }
+        a.runtime.workAdded()
+        q.queued.wrappingAdd(1, ordering: .relaxed)
+        q.queue.async(group: group?.group, qos: qos ?? item?.qos ?? .unspecified, flags: flags, execute: work)
+    }
+
+    /// `q:sync(fn or item)`: runs on the calling thread's behalf and returns fn's results.
+    static func sync(_ a: Args, _ q: QueueObject, _ i: Int32, barrier: Bool) throws(LuaError) -> Int32 {
+        let rt = a.runtime, L = a.L
+        let item: WorkItemObject? = a.optionalObject(i, .workItem)
+        guard item != nil || a.type(i) == LUA_TFUNCTION else { throw a.typeError(i, "function or dispatch.work_item") }
+        if let reason = q.syncDeadlock(barrier: barrier) { throw .message(reason) }
+        var flags: DispatchWorkItemFlags = item?.flags ?? []
+        if barrier { flags.insert(.barrier) }
+        let frameBarrier: Int32 = flags.contains(.barrier) ? 1 : 0
+        let frameQueue = Unmanaged.passUnretained(q).toOpaque()
+        if let item {
+            rt.unlocked {
+                q.queue.sync(flags: flags) {
+                    _ = ld_frame_push(frameQueue, frameBarrier)
+                    item.run()
+                    ld_frame_pop()
+                }
+            }
+            return 0
+        }
+        // The function runs on its own Lua thread; results come back through it.
+        let T = rt.takeThread()
+        lua_pushvalue(L, i)
+        lua_xmove(L, T, 1)
+        let status: Int32 = rt.unlocked {
+            q.queue.sync(flags: flags) {
+                _ = ld_frame_push(frameQueue, frameBarrier)
+                rt.acquire()
+                let status = ld_pcall(T, 0, ld_multret(), 0)
+                rt.drainDeferred()
+                rt.release()
+                ld_frame_pop()
+                return status
+            }
+        }
+        let n = lua_gettop(T) - 1
+        if status != LUA_OK {
+            lua_xmove(T, L, 1)
+            rt.giveBack(T)
+            throw .raise
+        }
+        guard lua_checkstack(L, n + 1) != 0 else {
+            rt.giveBack(T)
+            throw .message("sync: too many results (\(n))")
+        }
+        lua_xmove(T, L, n)
+        rt.giveBack(T)
+        return n
+    }
+
+    /// `dispatch.concurrent_perform(n, fn)`: iterations take turns on the interpreter.
+    private static func concurrentPerform(_ a: Args) throws(LuaError) -> Int32 {
+        let n = try a.integer(1)
+        guard n >= 0 else { throw .argument(1, "iteration count must be >= 0, got \(n)") }
+        try a.function(2)
+        let rt = a.runtime, L = a.L
+        let fn = a.ref(2)
+        let errorRef = Shared(LUA_NOREF)  // written under the interpreter lock
+        rt.unlocked {
+            DispatchQueue.concurrentPerform(iterations: n) { i in
+                rt.acquire()
+                let T = rt.takeThread()
+                lua_rawgeti(T, ld_registryindex(), lua_Integer(fn))
+                lua_pushinteger(T, lua_Integer(i + 1))
+                if ld_pcall(T, 1, 0, 0) != LUA_OK, errorRef.value == LUA_NOREF {
+                    errorRef.value = luaL_ref(T, ld_registryindex())
+                }
+                rt.giveBack(T)
+                rt.release()
+            }
+        }
+        luaL_unref(L, ld_registryindex(), fn)
+        guard errorRef.value == LUA_NOREF else {
+            lua_rawgeti(L, ld_registryindex(), lua_Integer(errorRef.value))
+            luaL_unref(L, ld_registryindex(), errorRef.value)
+            throw .raise
+        }
+        return 0
+    }
+}
+
+extension Runtime {
+    /// The global queue for `qos`, one object per runtime. Lock held.
+    func global(_ qos: DispatchQoS.QoSClass) -> QueueObject {
+        let name = QoS.name(qos)
+        if let q = globalQueues[name] { return q }
+        let dq = DispatchQueue.global(qos: qos)
+        let q = QueueObject(queue: dq, label: dq.label, concurrent: true, qos: name, kind: .global)
+        globalQueues[name] = q
+        return q
+    }
+}

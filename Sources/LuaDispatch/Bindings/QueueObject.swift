@@ -1,0 +1,84 @@
+import CLuaShim
+import Dispatch
+import Synchronization
+
+/// A `DispatchQueue` as Lua sees it, with the state Dispatch does not expose but the runtime
+/// must know to refuse what would make libdispatch abort: suspension count, activation, target.
+final class QueueObject: @unchecked Sendable {
+    enum Kind { case custom, main, global }
+
+    let queue: DispatchQueue
+    let label: String
+    let concurrent: Bool
+    let qos: String
+    let kind: Kind
+    /// The queue this one targets (nil: a global queue). Changed only under the interpreter lock.
+    var target: QueueObject?
+    let suspensions = Atomic<Int>(0)
+    let inactive: Atomic<Bool>
+    /// Blocks submitted and not yet started, for the report of work left at exit.
+    let queued = Atomic<Int>(0)
+
+    init(queue: DispatchQueue, label: String, concurrent: Bool, qos: String, kind: Kind = .custom,
+         target: QueueObject? = nil, inactive: Bool = false) {
+        self.queue = queue
+        self.label = label
+        self.concurrent = concurrent
+        self.qos = qos
+        self.kind = kind
+        self.target = target
+        self.inactive = Atomic(inactive)
+    }
+
+    convenience init(main: DispatchQueue) {
+        self.init(queue: main, label: main.label, concurrent: false, qos: QoS.name(main.qos.qosClass), kind: .main)
+    }
+
+    /// Releasing a suspended or inactive queue aborts the process: balance first.
+    deinit {
+        if inactive.load(ordering: .relaxed) { queue.activate() }
+        for _ in 0..<suspensions.load(ordering: .relaxed) { queue.resume() }
+    }
+
+    var description: String {
+        "dispatch.queue (\(label), \(concurrent ? "concurrent" : "serial"))"
+    }
+
+    /// This queue and the queues it targets, innermost first.
+    var chain: UnfoldSequence<QueueObject, (QueueObject?, Bool)> {
+        sequence(first: self) { $0.target }
+    }
+
+    /// Whether blocks on this queue cannot run now: it, or a queue it targets, is suspended or inactive.
+    var isHeld: Bool {
+        chain.contains { $0.suspensions.load(ordering: .relaxed) > 0 || $0.inactive.load(ordering: .relaxed) }
+    }
+
+    /// The reason a `sync` (or `barrier_sync`) onto this queue from the calling thread would
+    /// deadlock, or nil. Dispatch would hang or abort; the runtime raises this instead.
+    func syncDeadlock(barrier: Bool) -> String? {
+        let onMain = ld_thread_number() == 1
+        let frames = ld_frame_count()
+        var next: QueueObject? = self
+        while let held = next {
+            next = held.target
+            if held.kind == .main && onMain {
+                return held === self
+                    ? "sync onto the main queue from the main thread would deadlock"
+                    : "sync onto queue '\(label)' would deadlock: it targets the main queue and this is the main thread"
+            }
+            for i in 0..<frames {
+                let running = Unmanaged<QueueObject>.fromOpaque(ld_frame_queue(i)!).takeUnretainedValue()
+                let runningBarrier = ld_frame_barrier(i) != 0
+                let exclusive = !held.concurrent || (runningBarrier && running === held) || (barrier && held === self)
+                guard exclusive, running.chain.contains(where: { $0 === held }) else { continue }
+                if held === self {
+                    let kind = held.concurrent ? "concurrent" : "serial"
+                    return "sync onto \(kind) queue '\(label)' from a block running on it would deadlock"
+                }
+                return "sync onto queue '\(label)' would deadlock: it targets serial queue '\(held.label)', which is running the calling block"
+            }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,163 @@
+import CLua
+import CLuaShim
+import Dispatch
+import Synchronization
+
+/// A `DispatchWorkItem` running a Lua function, with the counts libdispatch checks by aborting:
+/// an item may not be waited on twice at once, nor waited on or observed once it ran twice.
+final class WorkItemObject: @unchecked Sendable {
+    struct Gate {
+        var runs = 0
+        var waiting = false
+    }
+
+    let fn: LuaRef
+    let flags: DispatchWorkItemFlags
+    let qos: DispatchQoS
+    let gate = Mutex(Gate())
+    private(set) var item: DispatchWorkItem!
+
+    init(_ rt: Runtime, fn: Int32, qos: DispatchQoS, flags: DispatchWorkItemFlags) {
+        self.fn = LuaRef(rt, fn)
+        self.qos = qos
+        self.flags = flags
+        item = DispatchWorkItem(qos: qos, flags: flags) { [rt] in rt.runItemBody(fn) }
+    }
+
+    /// Runs the item once (a no-op when cancelled). Called without the interpreter lock.
+    func run() {
+        gate.withLock { $0.runs += 1 }
+        item.perform()
+    }
+
+    /// Registers `work` to run after the item completes; refused once the item ran twice.
+    func notify(_ q: QueueObject, _ work: @escaping @Sendable () -> Void) -> Bool {
+        gate.withLock { g in
+            guard g.runs <= 1 else { return false }
+            item.notify(queue: q.queue, execute: work)
+            return true
+        }
+    }
+}
+
+extension Runtime {
+    /// The body of every work item: runs the function at `ref` on the calling thread.
+    func runItemBody(_ ref: Int32) {
+        acquire()
+        running.wrappingAdd(1, ordering: .relaxed)
+        let T = takeThread()
+        lua_rawgeti(T, ld_registryindex(), lua_Integer(ref))
+        if ld_pcall(T, 0, 0, 1) != LUA_OK { reportError(T, label: currentQueue()?.label) }
+        giveBack(T)
+        drainDeferred()
+        running.wrappingSubtract(1, ordering: .relaxed)
+        release()
+    }
+}
+
+/// `dispatch.work_item(fn [, opts])` and its methods.
+enum WorkItemBinding {
+    static func install(_ m: inout ModuleSpec) {
+        m.function("work_item") { a throws(LuaError) in
+            try a.function(1)
+            var qos = DispatchQoS.unspecified
+            var flags: DispatchWorkItemFlags = []
+            try Options.parse(a, 2) { o throws(LuaError) in
+                let flag: DispatchWorkItemFlags
+                switch o.key {
+                case "qos": qos = try o.qos(); return true
+                case "barrier": flag = .barrier
+                case "detached": flag = .detached
+                case "enforce_qos": flag = .enforceQoS
+                case "inherit_qos": flag = .inheritQoS
+                case "assign_current_context": flag = .assignCurrentContext
+                case "no_qos": flag = .noQoS
+                default: return false
+                }
+                if try o.bool() { flags.insert(flag) }
+                return true
+            }
+            a.runtime.objects.push(a.L, WorkItemObject(a.runtime, fn: a.ref(1), qos: qos, flags: flags), .workItem)
+            return 1
+        }
+        m.types.append(type())
+    }
+
+    private static func type() -> ObjectType {
+        var t = ObjectType(.workItem)
+        t.method("perform") { a throws(LuaError) in
+            let item: WorkItemObject = try a.object(1, .workItem)
+            a.runtime.unlocked { item.run() }
+            return 0
+        }
+        t.method("cancel") { a throws(LuaError) in
+            (try a.object(1, .workItem, as: WorkItemObject.self)).item.cancel()
+            return 0
+        }
+        t.method("is_cancelled") { a throws(LuaError) in
+            lua_pushboolean(a.L, (try a.object(1, .workItem, as: WorkItemObject.self)).item.isCancelled ? 1 : 0)
+            return 1
+        }
+        t.method("wait") { a throws(LuaError) in
+            let item: WorkItemObject = try a.object(1, .workItem)
+            let timeout = try Deadline.timeout(a, 2)
+            // dispatch_block_wait aborts on a second wait and on any run after a wait, so the
+            // wait is a notify (allowed while the item ran at most once) plus a semaphore.
+            let done = DispatchSemaphore(value: 0)
+            let refusal: String? = item.gate.withLock { g in
+                if g.waiting { return "a second concurrent wait on one work item" }
+                if g.runs > 1 { return "wait on a work item that ran more than once" }
+                g.waiting = true
+                item.item.notify(queue: .global()) { done.signal() }
+                return nil
+            }
+            if let refusal { throw .message(refusal) }
+            let ok = a.runtime.unlocked { Waits.wait(done, timeout) }
+            item.gate.withLock { $0.waiting = false }
+            return Waits.push(a.L, ok)
+        }
+        t.method("notify") { a throws(LuaError) in
+            let item: WorkItemObject = try a.object(1, .workItem)
+            let q: QueueObject = try a.object(2, .queue)
+            let work = try QueueBinding.block(a, q, 3, barrier: false, queued: false)
+            a.runtime.workAdded()
+            guard item.notify(q, work) else {
+                a.runtime.workDone()
+                throw .message("notify on a work item that ran more than once")
+            }
+            return 0
+        }
+        t.meta("__tostring") { a throws(LuaError) in
+            let item: WorkItemObject = try a.object(1, .workItem)
+            Lua.push(a.L, "dispatch.work_item (\(item.item.isCancelled ? "cancelled" : "active"))")
+            return 1
+        }
+        return t
+    }
+}
+
+/// Waiting with the runtime's timeouts, and the `true` / `false, "timeout"` convention.
+enum Waits {
+    static func wait(_ s: DispatchSemaphore, _ timeout: Deadline) -> Bool {
+        switch timeout {
+        case .forever: s.wait(); return true
+        case .time(let t): return s.wait(timeout: t) == .success
+        case .wall(let w): return s.wait(wallTimeout: w) == .success
+        }
+    }
+
+    static func wait(_ g: DispatchGroup, _ timeout: Deadline) -> Bool {
+        switch timeout {
+        case .forever: g.wait(); return true
+        case .time(let t): return g.wait(timeout: t) == .success
+        case .wall(let w): return g.wait(wallTimeout: w) == .success
+        }
+    }
+
+    static func push(_ L: OpaquePointer, _ ok: Bool) -> Int32 {
+        lua_pushboolean(L, ok ? 1 : 0)
+        if ok { return 1 }
+        Lua.push(L, "timeout")
+        return 2
+    }
+}

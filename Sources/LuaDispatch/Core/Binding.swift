@@ -1,0 +1,176 @@
+import CLua
+import CLuaShim
+
+/// How a binding fails. Bindings never call `lua_error` themselves: the trampoline in
+/// CLuaShim raises from a C frame, so no longjmp ever crosses a Swift frame.
+public enum LuaError: Error, Sendable {
+    /// `bad argument #n to 'name' (message)`.
+    case argument(Int32, String)
+    /// A message naming the function, object and rule; the caller's position is prefixed.
+    case message(String)
+    /// The error value is already on top of the stack: raise it unchanged.
+    case raise
+}
+
+typealias BindingBody = (Args) throws(LuaError) -> Int32
+
+/// A Lua-callable Swift function: its name (for messages) and its body.
+struct Binding {
+    let name: String
+    let body: BindingBody
+}
+
+/// Every binding of every runtime, by id. Filled once, before any interpreter exists.
+enum Bindings {
+    nonisolated(unsafe) private static var table: [Binding] = []
+    private static let installEntry: Void = { ld_set_entry(entry) }()
+
+    /// Registers `body` under `name` and returns its id (call only while building the module).
+    static func register(_ name: String, _ body: @escaping BindingBody) -> Int32 {
+        _ = installEntry
+        table.append(Binding(name: name, body: body))
+        return Int32(table.count - 1)
+    }
+
+    static func name(_ id: Int32) -> String { table[Int(id)].name }
+
+    private static let entry: ld_entry_fn = { state, id in
+        let L = state!
+        let binding = table[Int(id)]
+        let args = Args(L: L, runtime: Runtime.from(L), name: binding.name)
+        do throws(LuaError) {
+            return try binding.body(args)
+        } catch {
+            switch error {
+            case .argument(let n, let message):
+                lua_pushstring(L, "bad argument #\(n) to '\(binding.name)' (\(message))")
+                return Int32(LD_RAISE_WHERE)
+            case .message(let message):
+                lua_pushstring(L, message)
+                return Int32(LD_RAISE_WHERE)
+            case .raise:
+                return Int32(LD_RAISE)
+            }
+        }
+    }
+}
+
+/// A binding's view of its arguments: checks that throw `LuaError` instead of longjmp-ing.
+struct Args {
+    let L: OpaquePointer
+    let runtime: Runtime
+    let name: String
+
+    var count: Int32 { lua_gettop(L) }
+    func type(_ i: Int32) -> Int32 { lua_type(L, i) }
+    func isNoneOrNil(_ i: Int32) -> Bool { lua_type(L, i) <= 0 }
+
+    /// The type name Lua would print: the metatable's `__name` when there is one.
+    func typeName(_ i: Int32) -> String {
+        let t = lua_type(L, i)
+        if t == LUA_TNONE { return "no value" }
+        if lua_getmetatable(L, i) != 0 {
+            defer { ld_pop(L, 1) }
+            lua_pushstring(L, "__name")
+            if lua_rawget(L, -2) == LUA_TSTRING, let s = lua_tolstring(L, -1, nil) {
+                let name = String(cString: s)
+                ld_pop(L, 1)
+                return name
+            }
+            ld_pop(L, 1)
+        }
+        return String(cString: lua_typename(L, t))
+    }
+
+    func typeError(_ i: Int32, _ expected: String) -> LuaError {
+        .argument(i, "\(expected) expected, got \(typeName(i))")
+    }
+
+    func error(_ message: String) -> LuaError { .message(message) }
+
+    func integer(_ i: Int32) throws(LuaError) -> Int {
+        var ok: Int32 = 0
+        let v = lua_tointegerx(L, i, &ok)
+        if ok != 0 { return Int(v) }
+        if lua_type(L, i) == LUA_TNUMBER { throw .argument(i, "number has no integer representation") }
+        throw typeError(i, "number")
+    }
+
+    func optionalInteger(_ i: Int32, _ fallback: Int) throws(LuaError) -> Int {
+        isNoneOrNil(i) ? fallback : try integer(i)
+    }
+
+    func number(_ i: Int32) throws(LuaError) -> Double {
+        var ok: Int32 = 0
+        let v = lua_tonumberx(L, i, &ok)
+        if ok != 0 && lua_type(L, i) == LUA_TNUMBER { return v }
+        throw typeError(i, "number")
+    }
+
+    func string(_ i: Int32) throws(LuaError) -> String {
+        guard lua_type(L, i) == LUA_TSTRING || lua_type(L, i) == LUA_TNUMBER else { throw typeError(i, "string") }
+        return Lua.string(L, i)!
+    }
+
+    func optionalString(_ i: Int32) throws(LuaError) -> String? {
+        isNoneOrNil(i) ? nil : try string(i)
+    }
+
+    func boolean(_ i: Int32) throws(LuaError) -> Bool {
+        guard lua_type(L, i) == LUA_TBOOLEAN else { throw typeError(i, "boolean") }
+        return lua_toboolean(L, i) != 0
+    }
+
+    func function(_ i: Int32) throws(LuaError) {
+        guard lua_type(L, i) == LUA_TFUNCTION else { throw typeError(i, "function") }
+    }
+
+    func table(_ i: Int32) throws(LuaError) {
+        guard lua_type(L, i) == LUA_TTABLE else { throw typeError(i, "table") }
+    }
+
+    /// The Swift object behind a userdata of `kind`.
+    func object<T: AnyObject>(_ i: Int32, _ kind: ObjectKind, as _: T.Type = T.self) throws(LuaError) -> T {
+        guard let object: T = runtime.objects.check(L, i, kind) else { throw typeError(i, kind.typeName) }
+        return object
+    }
+
+    func optionalObject<T: AnyObject>(_ i: Int32, _ kind: ObjectKind, as _: T.Type = T.self) -> T? {
+        runtime.objects.check(L, i, kind)
+    }
+
+    /// Anchors the value at `i` in the registry; the caller owns the reference.
+    func ref(_ i: Int32) -> Int32 {
+        lua_pushvalue(L, i)
+        return luaL_ref(L, ld_registryindex())
+    }
+}
+
+/// Small helpers over the raw C API, none of which can raise.
+enum Lua {
+    static func string(_ L: OpaquePointer, _ i: Int32) -> String? {
+        var len = 0
+        guard let p = lua_tolstring(L, i, &len) else { return nil }
+        return String(decoding: UnsafeRawBufferPointer(start: p, count: len), as: UTF8.self)
+    }
+
+    static func push(_ L: OpaquePointer, _ s: String) {
+        var s = s
+        s.withUTF8 { buf in
+            _ = buf.withMemoryRebound(to: CChar.self) { lua_pushlstring(L, $0.baseAddress, $0.count) }
+        }
+    }
+
+    static func setField(_ L: OpaquePointer, _ table: Int32, _ key: String) {
+        let t = lua_absindex(L, table)
+        push(L, key)
+        lua_rotate(L, -2, 1)
+        lua_rawset(L, t)
+    }
+
+    static func getField(_ L: OpaquePointer, _ table: Int32, _ key: String) -> Int32 {
+        let t = lua_absindex(L, table)
+        push(L, key)
+        return lua_rawget(L, t)
+    }
+}

@@ -1,0 +1,64 @@
+import ArgumentParser
+import Foundation
+import LuaDispatch
+
+struct LuaDispatchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "luadispatch",
+        abstract: "Run Lua scripts on Grand Central Dispatch.",
+        discussion: """
+            The script runs on the main thread; then the main queue is serviced until no work \
+            is left. The exit status is 1 after an uncaught error, else 0.
+            """,
+        subcommands: [RunCommand.self, ScenariosCommand.self]
+    )
+
+    @Option(name: .customShort("e"), help: ArgumentHelp("Run a string of Lua code.", valueName: "code"))
+    var code: String?
+
+    func run() throws {
+        guard let code else { throw CleanExit.helpRequest(self) }
+        ScriptLauncher.exit(ScriptLauncher.run(.string(code), arguments: []))
+    }
+}
+
+struct RunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run", abstract: "Run a Lua script file (arguments are in `arg` and `...`).")
+
+    @Argument(help: "The script to run.") var file: String
+    @Argument(parsing: .captureForPassthrough, help: "Arguments for the script.") var arguments: [String] = []
+
+    func run() throws {
+        ScriptLauncher.exit(ScriptLauncher.run(.file(file), arguments: arguments))
+    }
+}
+
+/// Runs one script in this process the way the CLI promises: on the main thread, then
+/// servicing the main queue until idle.
+enum ScriptLauncher {
+    enum Source {
+        case file(String)
+        case string(String)
+    }
+
+    static func run(_ source: Source, arguments: [String]) -> Int32 {
+        let runtime = Runtime()
+        var scriptDir: String?
+        if case .file(let path) = source { scriptDir = URL(fileURLWithPath: path).deletingLastPathComponent().path }
+        ScenarioModule.install(runtime, scriptDirectory: scriptDir)
+        let ok: Bool
+        switch source {
+        case .file(let path): ok = runtime.run(file: path, arguments: arguments)
+        case .string(let code): ok = runtime.run(string: code, arguments: arguments)
+        }
+        guard ok else { return 1 }
+        runtime.runUntilIdle()
+        return runtime.exitStatus
+    }
+
+    static func exit(_ status: Int32) -> Never {
+        fflush(nil)
+        Foundation.exit(status)
+    }
+}
