@@ -28,6 +28,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // The benchmark suite: each row measures Lua and native Swift Dispatch in the same run.
+        .executableTarget(name: "luadispatch-bench", dependencies: ["LuaDispatch", "CLuaShim"]),
         .testTarget(name: "LuaDispatchTests", dependencies: ["LuaDispatch", "CLua", "CLuaShim"]),
         .testTarget(name: "CLITests", dependencies: []),
     ]

@@ -1,5 +1,7 @@
+#define _GNU_SOURCE
 #include "luashim.h"
 
+#include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -132,7 +134,12 @@ static __thread ld_lock *held;
 
 ld_lock *ld_lock_new(void) {
     ld_lock *lock = malloc(sizeof *lock);
-    pthread_mutex_init(&lock->mutex, NULL);
+    // Adaptive: spin briefly before sleeping, since holders usually release within a block.
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
+    pthread_mutex_init(&lock->mutex, &attr);
+    pthread_mutexattr_destroy(&attr);
     return lock;
 }
 
@@ -152,3 +159,5 @@ void ld_lock_release(ld_lock *lock) {
 }
 
 ld_lock *ld_lock_held(void) { return held; }
+
+size_t ld_heap_in_use(void) { return mallinfo2().uordblks; }

@@ -91,4 +91,7 @@ void ld_lock_release(ld_lock *lock);
 /// Whether the calling thread holds some interpreter's lock (and which one).
 ld_lock *ld_lock_held(void);
 
+/// Bytes malloc has handed out and not had back (glibc's main arena), for measurements.
+size_t ld_heap_in_use(void);
+
 #endif

@@ -7,7 +7,6 @@ enum QueueBinding {
     static func install(_ m: inout ModuleSpec) {
         m.function("queue") { a throws(LuaError) in
             let q = try make(a)
-            a.runtime.queues.append(WeakQueue(queue: q))
             a.runtime.objects.push(a.L, q, .queue)
             return 1
         }
@@ -55,7 +54,10 @@ enum QueueBinding {
         if concurrent { attributes.insert(.concurrent) }
         if inactive { attributes.insert(.initiallyInactive) }
         let queue = DispatchQueue(label: label, qos: QoS.parse(qosName)!, attributes: attributes, target: target?.queue)
-        return QueueObject(queue: queue, label: label, concurrent: concurrent, qos: qosName, target: target, inactive: inactive)
+        let q = QueueObject(queue: queue, label: label, concurrent: concurrent, qos: qosName, target: target, inactive: inactive)
+        q.registry = a.runtime.queues
+        a.runtime.queues.add(q)
+        return q
     }
 
     private static func type() -> ObjectType {
@@ -181,11 +183,22 @@ enum QueueBinding {
     }
 
     static func submit(_ a: Args, _ q: QueueObject, _ i: Int32, group: GroupObject?, barrier: Bool, qos: DispatchQoS?) throws(LuaError) {
+        let rt = a.runtime
+        if a.type(i) == LUA_TFUNCTION {
+            // The common case, kept short: anchor the function, count the work, submit.
+            let ref = a.ref(i)
+            rt.workAdded()
+            q.queued.wrappingAdd(1, ordering: .relaxed)
+            q.queue.async(group: group?.group, qos: qos ?? .unspecified, flags: barrier ? .barrier : []) {
+                rt.runBlock(ref, on: q, barrier: barrier, consume: true, queued: true)
+            }
+            return
+        }
         let item: WorkItemObject? = a.optionalObject(i, .workItem)
         let work = try block(a, q, i, barrier: barrier || (item?.flags.contains(.barrier) ?? false))
         var flags = item?.flags ?? []
         if barrier { flags.insert(.barrier) }
-        a.runtime.workAdded()
+        rt.workAdded()
         q.queued.wrappingAdd(1, ordering: .relaxed)
         q.queue.async(group: group?.group, qos: qos ?? item?.qos ?? .unspecified, flags: flags, execute: work)
     }

@@ -18,6 +18,8 @@ final class QueueObject: @unchecked Sendable {
     let inactive: Atomic<Bool>
     /// Blocks submitted and not yet started, for the report of work left at exit.
     let queued = Atomic<Int>(0)
+    /// Where this queue is listed while alive (custom queues only).
+    var registry: QueueRegistry?
 
     init(queue: DispatchQueue, label: String, concurrent: Bool, qos: String, kind: Kind = .custom,
          target: QueueObject? = nil, inactive: Bool = false) {
@@ -36,6 +38,7 @@ final class QueueObject: @unchecked Sendable {
 
     /// Releasing a suspended or inactive queue aborts the process: balance first.
     deinit {
+        registry?.remove(self)
         if inactive.load(ordering: .relaxed) { queue.activate() }
         for _ in 0..<suspensions.load(ordering: .relaxed) { queue.resume() }
     }

@@ -22,28 +22,35 @@ struct Binding {
 
 /// Every binding of every runtime, by id. Filled once, before any interpreter exists.
 enum Bindings {
-    nonisolated(unsafe) private static var table: [Binding] = []
+    /// A fixed buffer rather than an array: every Lua call reads it, and a static array would
+    /// pay for an exclusivity check on each read.
+    private static let capacity = 1024
+    nonisolated(unsafe) private static let table = UnsafeMutablePointer<Binding>.allocate(capacity: capacity)
+    nonisolated(unsafe) private static var count = 0
     private static let installEntry: Void = { ld_set_entry(entry) }()
 
-    /// Registers `body` under `name` and returns its id (call only while building the module).
+    /// Registers `body` under `name` and returns its id. Only `Module.spec`'s initialiser
+    /// registers, once per process, before any binding can be called.
     static func register(_ name: String, _ body: @escaping BindingBody) -> Int32 {
         _ = installEntry
-        table.append(Binding(name: name, body: body))
-        return Int32(table.count - 1)
+        precondition(count < capacity, "too many bindings")
+        (table + count).initialize(to: Binding(name: name, body: body))
+        count += 1
+        return Int32(count - 1)
     }
 
     static func name(_ id: Int32) -> String { table[Int(id)].name }
 
     private static let entry: ld_entry_fn = { state, id in
         let L = state!
-        let binding = table[Int(id)]
-        let args = Args(L: L, runtime: Runtime.from(L), name: binding.name)
+        let binding = table + Int(id)
+        let args = Args(L: L, runtime: Runtime.from(L), name: binding.pointee.name)
         do throws(LuaError) {
-            return try binding.body(args)
+            return try binding.pointee.body(args)
         } catch {
             switch error {
             case .argument(let n, let message):
-                lua_pushstring(L, "bad argument #\(n) to '\(binding.name)' (\(message))")
+                lua_pushstring(L, "bad argument #\(n) to '\(binding.pointee.name)' (\(message))")
                 return Int32(LD_RAISE_WHERE)
             case .message(let message):
                 lua_pushstring(L, message)
@@ -58,7 +65,8 @@ enum Bindings {
 /// A binding's view of its arguments: checks that throw `LuaError` instead of longjmp-ing.
 struct Args {
     let L: OpaquePointer
-    let runtime: Runtime
+    /// The interpreter outlives every call into it.
+    unowned(unsafe) let runtime: Runtime
     let name: String
 
     var count: Int32 { lua_gettop(L) }

@@ -28,21 +28,22 @@ extension Runtime {
     func stalledWork() -> String? {
         acquire()
         defer { release() }
-        queues.removeAll { $0.queue == nil }
-        let all = queues.compactMap(\.queue) + [mainQueue!] + globalQueues.values
-        var held = 0
+        var held = 0, free = 0
         var parts: [String] = []
-        for q in all {
+        let visit = { (q: QueueObject) in
             let n = q.queued.load(ordering: .relaxed)
-            guard n > 0 else { continue }
-            guard q.isHeld else { return nil }
+            guard n > 0 else { return }
+            guard q.isHeld else { free += n; return }
             held += n
             let why = q.inactive.load(ordering: .relaxed) ? "inactive"
                 : q.suspensions.load(ordering: .relaxed) > 0 ? "suspended"
-                : "target '\(q.chain.first { $0.isHeld && $0 !== q }?.label ?? "?")' held"
+                : "its target is held"
             parts.append("'\(q.label)' (\(why), \(n) block\(n == 1 ? "" : "s"))")
         }
-        guard held > 0, held == pending.load(ordering: .acquiring) else { return nil }
+        visit(mainQueue)
+        globalQueues.values.forEach(visit)
+        queues.forEach(visit)
+        guard free == 0, held > 0, held == pending.load(ordering: .acquiring) else { return nil }
         return parts.joined(separator: ", ")
     }
 }

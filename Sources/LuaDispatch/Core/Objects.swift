@@ -128,7 +128,8 @@ final class ObjectTable {
         guard isKind(L, i, kind),
               let raw = lua_touserdata(L, i)?.assumingMemoryBound(to: UnsafeMutableRawPointer?.self).pointee
         else { return nil }
-        return Unmanaged<AnyObject>.fromOpaque(raw).takeUnretainedValue() as? T
+        // The metatable identifies the Swift class: no dynamic cast needed.
+        return Unmanaged<T>.fromOpaque(raw).takeUnretainedValue()
     }
 
     func value(_ L: OpaquePointer, _ i: Int32, _ kind: ObjectKind) -> Int64? {

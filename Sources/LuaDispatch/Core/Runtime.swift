@@ -34,8 +34,8 @@ public final class Runtime: @unchecked Sendable {
 
     /// Lua error handler set by `dispatch.set_error_handler` (a registry ref), under the lock.
     var errorHandlerRef: Int32 = LUA_NOREF
-    /// Every queue made by this runtime, for the exit report; under the lock.
-    var queues: [WeakQueue] = []
+    /// Every live queue made by this runtime, for the report of work left at exit.
+    let queues = QueueRegistry()
     /// The runtime's view of `DispatchQueue.main` and the global queues.
     private(set) var mainQueue: QueueObject!
     var globalQueues: [String: QueueObject] = [:]
@@ -233,8 +233,20 @@ final class LuaRef: @unchecked Sendable {
     deinit { runtime.deferUnref(ref) }
 }
 
-struct WeakQueue {
-    weak var queue: QueueObject?
+/// The live queues of a runtime. Not weak references: those would move every retain and
+/// release of a queue onto Swift's slow reference-counting path. Queues remove themselves.
+final class QueueRegistry: @unchecked Sendable {
+    private let queues = Mutex<[ObjectIdentifier: Unmanaged<QueueObject>]>([:])
+
+    func add(_ q: QueueObject) { _ = queues.withLock { $0[ObjectIdentifier(q)] = .passUnretained(q) } }
+    func remove(_ q: QueueObject) { _ = queues.withLock { $0.removeValue(forKey: ObjectIdentifier(q)) } }
+
+    /// Calls `body` with every live queue; queues being deinitialised wait until it returns.
+    func forEach(_ body: (QueueObject) -> Void) {
+        queues.withLock { all in
+            for q in all.values { q._withUnsafeGuaranteedRef(body) }
+        }
+    }
 }
 
 /// A mutable value shared with Dispatch closures; callers synchronise access themselves

@@ -1,0 +1,167 @@
+import Dispatch
+import Foundation
+import CLuaShim
+import LuaDispatch
+
+/// One comparison: a figure for the Lua runtime and one for its baseline, measured in the same
+/// run, and how to read their ratio.
+struct Measurement {
+    var lua: Double
+    var baseline: Double
+    /// Extra columns, e.g. `cat`'s figure for the file combine.
+    var notes: String = ""
+}
+
+struct Row: Sendable {
+    enum Better: Sendable { case higher, lower }
+    let name: String
+    let unit: String
+    let baselineName: String
+    let better: Better
+    /// The target as the issue states it, e.g. ">= 0.9x native".
+    let target: String
+    /// Whether the medians meet the target: (lua, baseline, ratio) -> Bool.
+    let meets: @Sendable (Double, Double, Double) -> Bool
+    /// Runs once at the given size factor (1 = full size; the smoke test uses a small one).
+    let measure: @Sendable (_ scale: Double) throws -> Measurement
+}
+
+enum BenchMain {
+    static func run(_ arguments: [String]) {
+        var scale = 1.0, repeats = 5
+        var only: Set<String> = []
+        var args = arguments.dropFirst().makeIterator()
+        while let a = args.next() {
+            switch a {
+            case "--quick": scale = 0.02; repeats = 1
+            case "--scale": scale = Double(args.next() ?? "") ?? scale
+            case "--repeat": repeats = Int(args.next() ?? "") ?? repeats
+            case "--rows": only = Set((args.next() ?? "").split(separator: ",").map(String.init))
+            case "--list":
+                for r in Rows.all { print(r.name) }
+                return
+            default:
+                print("usage: luadispatch-bench [--quick] [--scale F] [--repeat N] [--rows a,b] [--list]")
+                exit(2)
+            }
+        }
+        let load = MachineLoad.busyFraction()
+        print("luadispatch benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores, scale \(scale), \(repeats) repeats, medians")
+        print(load > 0.25
+              ? "warning: the machine was busy before measuring (\(Int(load * 100))% of CPU in use by others); figures may be pessimistic"
+              : "machine idle before measuring (\(Int(load * 100))% CPU in use)")
+        let table = Table(["row", "lua", "baseline", "unit", "ratio", "target", "ok", "notes"])
+        var failures = 0
+        for row in Rows.all where only.isEmpty || only.contains(row.name) {
+            do {
+                var runs: [Measurement] = []
+                for _ in 0..<repeats { runs.append(try row.measure(scale)) }
+                let lua = median(runs.map(\.lua)), base = median(runs.map(\.baseline))
+                let ratio = lua / base
+                let ok = row.meets(lua, base, ratio)
+                table.add([row.name, fmt(lua), fmt(base), row.unit + " (vs \(row.baselineName))",
+                           String(format: "%.2fx", ratio), row.target, ok ? "yes" : "NO", runs.last?.notes ?? ""])
+            } catch {
+                failures += 1
+                table.add([row.name, "-", "-", row.unit, "-", row.target, "error", "\(error)"])
+            }
+        }
+        table.print()
+        exit(failures == 0 ? 0 : 1)
+    }
+
+    static func median(_ xs: [Double]) -> Double {
+        let s = xs.sorted()
+        return s.isEmpty ? .nan : s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
+    }
+
+    static func fmt(_ x: Double) -> String {
+        if x.isNaN { return "-" }
+        if abs(x) >= 1000 { return String(format: "%.0f", x) }
+        if abs(x) >= 10 { return String(format: "%.1f", x) }
+        return String(format: "%.3f", x)
+    }
+}
+
+/// A plain-text table, columns padded to their widest cell.
+final class Table {
+    private var rows: [[String]]
+    init(_ header: [String]) { rows = [header] }
+    func add(_ row: [String]) { rows.append(row) }
+    func print() {
+        let widths = rows[0].indices.map { i in rows.map { $0[i].count }.max() ?? 0 }
+        for r in rows {
+            Swift.print(r.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }
+                .joined(separator: "  ").trimmingCharacters(in: .whitespaces))
+        }
+    }
+}
+
+/// How busy the machine is: the share of CPU time not idle over a short window.
+enum MachineLoad {
+    static func busyFraction(window: Double = 0.5) -> Double {
+        func sample() -> (busy: Double, total: Double)? {
+            guard let line = try? String(contentsOfFile: "/proc/stat", encoding: .utf8).split(separator: "\n").first
+            else { return nil }
+            let v = line.split(separator: " ").dropFirst().compactMap { Double($0) }
+            guard v.count >= 5 else { return nil }
+            let idle = v[3] + v[4]
+            let total = v.reduce(0, +)
+            return (total - idle, total)
+        }
+        guard let a = sample() else { return 0 }
+        Thread.sleep(forTimeInterval: window)
+        guard let b = sample(), b.total > a.total else { return 0 }
+        return (b.busy - a.busy) / (b.total - a.total)
+    }
+}
+
+/// Runs Lua code in a fresh interpreter; the code reports figures with `bench.report(x)`.
+enum LuaBench {
+    static func run(_ code: String) throws -> [Double] {
+        let figures = Figures()
+        let runtime = Runtime()
+        runtime.register(module: "bench", functions: [
+            "report": { args in
+                figures.append(args.compactMap(\.doubleValue))
+                return []
+            },
+            "rss": { _ in [.integer(Memory.rss())] },
+            "heap": { _ in [.integer(Memory.heap())] },
+        ])
+        guard runtime.run(string: code, name: "=bench") else { throw BenchError("Lua benchmark failed") }
+        runtime.runUntilIdle()
+        return figures.values
+    }
+}
+
+final class Figures: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: [Double] = []
+    func append(_ xs: [Double]) { lock.withLock { stored += xs } }
+    var values: [Double] { lock.withLock { stored } }
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+    init(_ d: String) { description = d }
+}
+
+enum Memory {
+    /// Bytes allocated with malloc and not freed (main arena, where the main thread allocates).
+    static func heap() -> Int { Int(ld_heap_in_use()) }
+
+    /// Resident set size in bytes.
+    static func rss() -> Int {
+        guard let s = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let pages = s.split(separator: " ").compactMap { Int($0) }
+        return pages.count > 1 ? pages[1] * Int(sysconf(Int32(_SC_PAGESIZE))) : 0
+    }
+}
+
+/// Seconds elapsed running `body`.
+func timed(_ body: () throws -> Void) rethrows -> Double {
+    let t0 = DispatchTime.now().uptimeNanoseconds
+    try body()
+    return Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
+}

@@ -1,0 +1,48 @@
+import Foundation
+
+/// Rows that time whole processes.
+enum ProcessRows {
+    static let rows: [Row] = [startup]
+
+    /// The `luadispatch` binary next to this one.
+    static var cli: String {
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("luadispatch").path
+    }
+
+    /// Seconds to run `argv` to completion (stdout and stderr discarded).
+    static func time(_ argv: [String]) throws -> Double {
+        // posix_spawn rather than Foundation's Process, whose own overhead would dominate.
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let cargs = argv.map { strdup($0) } + [nil]
+        defer { cargs.forEach { free($0) } }
+        var pid: pid_t = 0
+        var status: Int32 = 0
+        let t = try timed {
+            guard posix_spawn(&pid, argv[0], &actions, nil, cargs, environ) == 0 else { throw BenchError("cannot spawn \(argv[0])") }
+            waitpid(pid, &status, 0)
+        }
+        guard status == 0 else { throw BenchError("\(argv) exited with status \(status)") }
+        return t
+    }
+
+    /// `luadispatch run empty.lua` against `lua5.4 -e ''`.
+    static let startup = Row(
+        name: "startup", unit: "ms", baselineName: "lua5.4", better: .lower,
+        target: "report", meets: { _, _, _ in true }
+    ) { scale in
+        let empty = NSTemporaryDirectory() + "/luadispatch-bench-empty.lua"
+        try "".write(toFile: empty, atomically: true, encoding: .utf8)
+        let runs = max(3, Int(20 * scale))
+        var lua: [Double] = [], base: [Double] = []
+        for _ in 0..<runs {
+            lua.append(try time([cli, "run", empty]) * 1000)
+            base.append(try time(["/usr/bin/lua5.4", "-e", ""]) * 1000)
+        }
+        return Measurement(lua: BenchMain.median(lua), baseline: BenchMain.median(base))
+    }
+}

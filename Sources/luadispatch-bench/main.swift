@@ -1,0 +1,1 @@
+BenchMain.run(CommandLine.arguments)
