@@ -160,6 +160,12 @@ enum QueueBinding {
             Lua.push(a.L, (try a.object(1, .queue, as: QueueObject.self)).description)
             return 1
         }
+        t.meta("__eq") { a throws(LuaError) in
+            // Two userdata for one queue (e.g. two `dispatch.global()` calls) are equal.
+            let x: QueueObject? = a.optionalObject(1, .queue), y: QueueObject? = a.optionalObject(2, .queue)
+            lua_pushboolean(a.L, x != nil && x === y ? 1 : 0)
+            return 1
+        }
         return t
     }
 

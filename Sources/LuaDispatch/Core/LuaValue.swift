@@ -2,7 +2,7 @@ import CLua
 import CLuaShim
 
 /// A Lua value as Swift sees it, for host functions and calls into Lua.
-public enum LuaValue: Sendable, Equatable, CustomStringConvertible {
+public enum LuaValue: Sendable, Hashable, CustomStringConvertible {
     case `nil`
     case boolean(Bool)
     case integer(Int)

@@ -1,0 +1,97 @@
+import XCTest
+@testable import LuaDispatch
+
+final class GroupTests: XCTestCase {
+    func testNotifyRunsAfterEveryMember() {
+        let run = runLua("""
+            local g = dispatch.group()
+            local q = dispatch.queue{label = "members", concurrent = true}
+            local done = 0
+            for i = 1, 5 do q:async(function() dispatch.sleep(0.005 * i); done = done + 1 end, {group = g}) end
+            g:enter()
+            dispatch.global():after(0.04, function() done = done + 1; g:leave() end)
+            g:notify(dispatch.main, function() t.record(done) end)
+            """)
+        assertClean(run)
+        XCTAssertEqual(run.ints, [6])
+    }
+
+    func testWaitSucceedsOrTimesOut() {
+        let run = runLua("""
+            local g = dispatch.group()
+            t.record(g:wait(0))
+            g:enter()
+            t.record(g:wait(0.01))
+            dispatch.global():async(function() dispatch.sleep(0.02); g:leave() end)
+            t.record(g:wait(5))
+            """)
+        assertClean(run)
+        XCTAssertEqual(run.records, [[true], [false, "timeout"], [true]])
+    }
+
+    func testNotifyWithAWorkItem() {
+        let run = runLua("""
+            local g = dispatch.group()
+            g:enter()
+            g:notify(dispatch.main, dispatch.work_item(function() t.record("item") end))
+            g:leave()
+            """)
+        assertClean(run)
+        XCTAssertEqual(run.strings, ["item"])
+    }
+}
+
+final class SemaphoreTests: XCTestCase {
+    func testCountingSemaphoreLimitsConcurrency() {
+        let run = runLua("""
+            local s = dispatch.semaphore(2)
+            local q = dispatch.queue{label = "limited", concurrent = true}
+            local g = dispatch.group()
+            local inside, peak = 0, 0
+            for i = 1, 8 do
+              q:async(function()
+                s:wait()
+                inside = inside + 1
+                if inside > peak then peak = inside end
+                dispatch.sleep(0.01)
+                inside = inside - 1
+                s:signal()
+              end, {group = g})
+            end
+            g:wait()
+            t.record(peak)
+            """)
+        assertClean(run)
+        XCTAssertEqual(run.ints.count, 1)
+        XCTAssertLessThanOrEqual(run.ints[0], 2)
+        XCTAssertGreaterThanOrEqual(run.ints[0], 1)
+    }
+
+    func testWaitTimesOutAndSignalReportsAWokenWaiter() {
+        let run = runLua("""
+            local s = dispatch.semaphore(0)
+            t.record(s:wait(0.01))
+            t.record(s:signal())          -- nobody waiting
+            t.record(s:wait(0))           -- takes that signal
+            local started = dispatch.semaphore(0)
+            dispatch.global():async(function() started:signal(); s:wait() end)
+            started:wait()
+            dispatch.sleep(0.05)
+            t.record(s:signal())          -- wakes the waiter
+            """)
+        assertClean(run)
+        XCTAssertEqual(run.records, [[false, "timeout"], [false], [true], [true]])
+    }
+
+    func testBinarySemaphoreOrdersHandOffs() {
+        let run = runLua("""
+            local s = dispatch.semaphore(0)
+            local q = dispatch.queue("producer")
+            for i = 1, 5 do q:async(function() t.record(i); s:signal() end) end
+            for i = 1, 5 do s:wait() end
+            t.record("done")
+            """)
+        assertClean(run)
+        XCTAssertEqual(run.values, [1, 2, 3, 4, 5, "done"])
+    }
+}

@@ -1,0 +1,50 @@
+import XCTest
+@testable import LuaDispatch
+
+/// Objects collected in states that make libdispatch abort on release must not crash.
+final class LifetimeTests: XCTestCase {
+    func testCollectingObjectsInAbortingStates() {
+        let run = runLua("""
+            do
+              local s = dispatch.semaphore(3); s:wait(); s:wait()        -- below its initial value
+              local q = dispatch.queue("suspended"); q:suspend(); q:suspend()
+              local i = dispatch.queue{label = "inactive", inactive = true}
+              local g = dispatch.group(); g:enter(); g:enter()              -- still entered
+              local k = dispatch.specific_key(); dispatch.queue("with specific"):set_specific(k, {})
+            end
+            for n = 1, 3 do collectgarbage() end
+            dispatch.sleep(0.05)
+            for n = 1, 3 do collectgarbage() end
+            t.record("survived")
+            """)
+        assertClean(run)
+        XCTAssertEqual(run.strings, ["survived"])
+    }
+
+    func testManyShortLivedObjects() {
+        let run = runLua("""
+            local total = 0
+            for round = 1, 20 do
+              local q = dispatch.queue{label = "tmp" .. round, concurrent = round % 2 == 0}
+              local g = dispatch.group()
+              for i = 1, 50 do q:async(function() total = total + 1 end, {group = g}) end
+              g:wait()
+              if round % 5 == 0 then collectgarbage() end
+            end
+            t.record(total)
+            """)
+        assertClean(run)
+        XCTAssertEqual(run.ints, [1000])
+    }
+
+    func testWorkHeldBySuspendedQueuesEndsTheRunWithAReport() {
+        let run = runLua("""
+            local q = dispatch.queue("parked")
+            q:suspend()
+            q:async(function() t.record("never") end)
+            """)
+        assertClean(run)
+        XCTAssertTrue(run.records.isEmpty)
+        XCTAssertEqual(run.runtime.stalledWork(), "'parked' (suspended, 1 block)")
+    }
+}

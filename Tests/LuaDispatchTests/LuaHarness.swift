@@ -1,0 +1,76 @@
+import Foundation
+import XCTest
+@testable import LuaDispatch
+
+/// What one Lua run left behind: values passed to `t.record(...)`, uncaught errors.
+struct LuaRun {
+    struct Failure {
+        let message: String
+        let traceback: String
+        let label: String?
+    }
+
+    let ok: Bool
+    let records: [[LuaValue]]
+    let errors: [Failure]
+    let runtime: Runtime
+
+    /// The first value of each record.
+    var values: [LuaValue] { records.map { $0.first ?? .nil } }
+    var strings: [String] { values.compactMap(\.stringValue) }
+    var ints: [Int] { values.compactMap(\.intValue) }
+}
+
+final class Recorder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var records: [[LuaValue]] = []
+    private var errors: [LuaRun.Failure] = []
+
+    func record(_ values: [LuaValue]) { lock.withLock { records.append(values) } }
+    func fail(_ f: LuaRun.Failure) { lock.withLock { errors.append(f) } }
+    var snapshot: ([[LuaValue]], [LuaRun.Failure]) { lock.withLock { (records, errors) } }
+}
+
+/// Runs `code` in a new interpreter on the main thread, then services the main queue until the
+/// runtime is idle (as the CLI does). `require("t").record(...)` records values for the test.
+@discardableResult
+func runLua(_ code: String, drive: Bool = true, file: StaticString = #filePath, line: UInt = #line) -> LuaRun {
+    let runtime = Runtime()
+    let recorder = Recorder()
+    runtime.register(module: "t", functions: [
+        "record": { args in
+            recorder.record(args)
+            return []
+        },
+    ])
+    runtime.reportUncaught = { message, traceback, label in
+        recorder.fail(.init(message: message, traceback: traceback, label: label))
+    }
+    let ok = runtime.run(string: "local dispatch = require('dispatch'); local t = require('t')\n" + code, name: "=test")
+    if ok && drive { runtime.runUntilIdle() }
+    let (records, errors) = recorder.snapshot
+    return LuaRun(ok: ok, records: records, errors: errors, runtime: runtime)
+}
+
+/// Asserts the run finished without any uncaught error.
+func assertClean(_ run: LuaRun, file: StaticString = #filePath, line: UInt = #line) {
+    XCTAssertTrue(run.ok, "main chunk failed: \(run.errors.map(\.message))", file: file, line: line)
+    XCTAssertTrue(run.errors.isEmpty, "uncaught errors: \(run.errors.map(\.message))", file: file, line: line)
+}
+
+/// Runs `code`, which must raise; returns the error message (from `pcall` inside Lua).
+func luaError(_ code: String, file: StaticString = #filePath, line: UInt = #line) -> String {
+    let run = runLua("""
+        local ok, err = pcall(function()
+        \(code)
+        end)
+        t.record(ok, tostring(err))
+        """)
+    assertClean(run, file: file, line: line)
+    guard let r = run.records.first, r.count == 2 else {
+        XCTFail("nothing recorded", file: file, line: line)
+        return ""
+    }
+    XCTAssertEqual(r[0], .boolean(false), "expected an error, got success", file: file, line: line)
+    return r[1].stringValue ?? ""
+}
