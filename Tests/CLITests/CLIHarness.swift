@@ -1,0 +1,70 @@
+import Foundation
+import XCTest
+
+/// Runs the built `luadispatch` binary and captures what it prints.
+struct CLIResult {
+    let status: Int32
+    let stdout: String
+    let stderr: String
+}
+
+enum CLI {
+    /// The products directory: where this test binary and `luadispatch` are built.
+    static var productsDirectory: URL {
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: exe).deletingLastPathComponent()
+    }
+
+    static var binary: URL { productsDirectory.appendingPathComponent("luadispatch") }
+
+    /// The repository root (for the bundled scenarios).
+    static var packageRoot: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    }
+
+    static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
+                    timeout: TimeInterval = 120) throws -> CLIResult {
+        let p = Process()
+        p.executableURL = binary
+        p.arguments = arguments
+        p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        p.currentDirectoryURL = packageRoot
+        let out = Pipe(), err = Pipe(), input = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        p.standardInput = input
+        try p.run()
+        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+        try input.fileHandleForWriting.close()
+        // Read both pipes while the child runs, so a full pipe cannot block it.
+        let group = DispatchGroup()
+        let collected = Collected()
+        for (handle, key) in [(out.fileHandleForReading, 0), (err.fileHandleForReading, 1)] {
+            DispatchQueue.global().async(group: group) { collected.set(key, handle.readDataToEndOfFile()) }
+        }
+        let deadline = Date().addingTimeInterval(timeout)
+        while p.isRunning && Date() < deadline { usleep(10_000) }
+        if p.isRunning {
+            p.terminate()
+            XCTFail("luadispatch \(arguments) did not finish within \(timeout) s")
+        }
+        p.waitUntilExit()
+        group.wait()
+        return CLIResult(status: p.terminationStatus, stdout: collected.string(0), stderr: collected.string(1))
+    }
+
+    /// Writes `code` to a temporary .lua file and runs it with `luadispatch run`.
+    static func script(_ code: String, arguments: [String] = [], stdin: String? = nil) throws -> CLIResult {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID().uuidString).lua")
+        try code.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        return try run(["run", file.path] + arguments, stdin: stdin)
+    }
+}
+
+final class Collected: @unchecked Sendable {
+    private let lock = NSLock()
+    private var data: [Int: Data] = [:]
+    func set(_ key: Int, _ d: Data) { lock.withLock { data[key] = d } }
+    func string(_ key: Int) -> String { lock.withLock { String(decoding: data[key] ?? Data(), as: UTF8.self) } }
+}
