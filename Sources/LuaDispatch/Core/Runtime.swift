@@ -94,10 +94,14 @@ public final class Runtime: @unchecked Sendable {
     @inline(__always) func acquire() { ld_lock_acquire(lock) }
     @inline(__always) func release() { ld_lock_release(lock) }
 
-    /// Runs `body` (a blocking call) without holding the interpreter.
+    /// Runs `body` (a blocking call) without holding the interpreter. References released
+    /// meanwhile (e.g. by Dispatch destroying a queue's specifics) are dropped on the way back.
     @inline(__always) func unlocked<T>(_ body: () throws -> T) rethrows -> T {
         release()
-        defer { acquire() }
+        defer {
+            acquire()
+            drainDeferred()
+        }
         return try body()
     }
 
