@@ -28,9 +28,11 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // A Swift tool embedding the runtime (see docs/embedding.md).
+        .executableTarget(name: "embed-example", dependencies: ["LuaDispatch"]),
         // The benchmark suite: each row measures Lua and native Swift Dispatch in the same run.
         .executableTarget(name: "luadispatch-bench", dependencies: ["LuaDispatch", "CLuaShim"]),
         .testTarget(name: "LuaDispatchTests", dependencies: ["LuaDispatch", "CLua", "CLuaShim"]),
-        .testTarget(name: "CLITests", dependencies: ["luadispatch"]),
+        .testTarget(name: "CLITests", dependencies: ["luadispatch", "embed-example"]),
     ]
 )

@@ -83,6 +83,23 @@ int ld_call_dropping_self(lua_State *L) {
     return lua_gettop(L);
 }
 
+int ld_openlibs(lua_State *L) {
+    static const luaL_Reg libs[] = {
+        {LUA_GNAME, luaopen_base}, {LUA_LOADLIBNAME, luaopen_package}, {LUA_COLIBNAME, luaopen_coroutine},
+        {LUA_TABLIBNAME, luaopen_table}, {LUA_IOLIBNAME, luaopen_io}, {LUA_OSLIBNAME, luaopen_os},
+        {LUA_STRLIBNAME, luaopen_string}, {LUA_MATHLIBNAME, luaopen_math}, {LUA_UTF8LIBNAME, luaopen_utf8},
+        {LUA_DBLIBNAME, luaopen_debug},
+    };
+    lua_Integer mask = lua_tointegerx(L, 1, NULL);
+    for (int i = 0; i < (int)(sizeof libs / sizeof libs[0]); i++) {
+        if (mask & ((lua_Integer)1 << i)) {
+            luaL_requiref(L, libs[i].name, libs[i].func, 1);
+            lua_pop(L, 1);
+        }
+    }
+    return 0;
+}
+
 int ld_error_string(lua_State *L, const char *message) {
     lua_pushstring(L, message);
     return lua_error(L);

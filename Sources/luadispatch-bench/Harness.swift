@@ -129,8 +129,11 @@ enum LuaBench {
             "rss": { _ in [.integer(Memory.rss())] },
             "heap": { _ in [.integer(Memory.heap())] },
         ])
-        guard runtime.run(string: code, name: "=bench") else { throw BenchError("Lua benchmark failed") }
+        do { try runtime.run(string: code, name: "=bench") } catch {
+            throw BenchError("Lua benchmark failed: \(error)")
+        }
         runtime.runUntilIdle()
+        runtime.close()
         return figures.values
     }
 }

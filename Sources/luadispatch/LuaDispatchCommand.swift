@@ -47,12 +47,16 @@ enum ScriptLauncher {
         var scriptDir: String?
         if case .file(let path) = source { scriptDir = URL(fileURLWithPath: path).deletingLastPathComponent().path }
         ScenarioModule.install(runtime, scriptDirectory: scriptDir)
-        let ok: Bool
-        switch source {
-        case .file(let path): ok = runtime.run(file: path, arguments: arguments)
-        case .string(let code): ok = runtime.run(string: code, arguments: arguments)
+        do {
+            switch source {
+            case .file(let path): try runtime.run(file: path, arguments: arguments)
+            case .string(let code): try runtime.run(string: code, arguments: arguments)
+            }
+        } catch {
+            // As `lua` does: an error in the main chunk ends the process at once.
+            FileHandle.standardError.write(Data("luadispatch: \(error)\n".utf8))
+            return 1
         }
-        guard ok else { return 1 }
         runtime.runUntilIdle()
         return runtime.exitStatus
     }

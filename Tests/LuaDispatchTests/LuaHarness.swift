@@ -43,10 +43,16 @@ func runLua(_ code: String, drive: Bool = true, file: StaticString = #filePath, 
             return []
         },
     ])
-    runtime.reportUncaught = { message, traceback, label in
-        recorder.fail(.init(message: message, traceback: traceback, label: label))
+    runtime.uncaughtErrorHandler = { error in
+        recorder.fail(.init(message: error.message, traceback: error.traceback, label: error.label))
     }
-    let ok = runtime.run(string: "local dispatch = require('dispatch'); local t = require('t')\n" + code, name: "=test")
+    var ok = true
+    do {
+        try runtime.run(string: "local dispatch = require('dispatch'); local t = require('t')\n" + code, name: "=test")
+    } catch {
+        ok = false
+        recorder.fail(.init(message: error.message, traceback: error.traceback, label: nil))
+    }
     if ok && drive { runtime.runUntilIdle() }
     let (records, errors) = recorder.snapshot
     return LuaRun(ok: ok, records: records, errors: errors, runtime: runtime)

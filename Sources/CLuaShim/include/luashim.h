@@ -64,6 +64,10 @@ int ld_index(lua_State *L);
 /// A __call function for callable tables: drops the table and calls upvalue 1 with the rest.
 int ld_call_dropping_self(lua_State *L);
 
+/// Opens the standard libraries whose bits are set in the integer argument 1 (bit i: the i-th
+/// of base, package, coroutine, table, io, os, string, math, utf8, debug). Call with lua_pcall.
+int ld_openlibs(lua_State *L);
+
 /// Calls `lua_error` from C after pushing `message`: for use by C-side code only.
 int ld_error_string(lua_State *L, const char *message);
 

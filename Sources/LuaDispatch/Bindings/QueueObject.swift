@@ -5,7 +5,8 @@ import Synchronization
 /// A `DispatchQueue` as Lua sees it, with the state Dispatch does not expose but the runtime
 /// must know to refuse what would make libdispatch abort: suspension count, activation, target.
 final class QueueObject: @unchecked Sendable {
-    enum Kind { case custom, main, global }
+    /// `.host`: a queue the embedding program made and shared with Lua.
+    enum Kind { case custom, main, global, host }
 
     let queue: DispatchQueue
     let label: String

@@ -43,15 +43,12 @@ final class WorkItemObject: @unchecked Sendable {
 extension Runtime {
     /// The body of every work item: runs the function at `ref` on the calling thread.
     func runItemBody(_ ref: Int32) {
-        acquire()
-        running.wrappingAdd(1, ordering: .relaxed)
+        guard enterLua() else { return }
         let T = takeThread()
         lua_rawgeti(T, ld_registryindex(), lua_Integer(ref))
         if ld_pcall(T, 0, 0, 1) != LUA_OK { reportError(T, label: currentQueue()?.label) }
         giveBack(T)
-        drainDeferred()
-        running.wrappingSubtract(1, ordering: .relaxed)
-        release()
+        leaveLua()
     }
 }
 

@@ -1,19 +1,38 @@
 import CLua
 import CLuaShim
+import Dispatch
 
 /// A Swift function callable from Lua. Arguments and results are converted by value; a thrown
 /// error becomes a Lua error carrying the error's description.
 public typealias HostFunction = @Sendable ([LuaValue]) throws -> [LuaValue]
 
+/// A host `DispatchQueue` handed to Lua as a `dispatch.queue`: Lua's `q:async` and the host's
+/// `queue.async` then submit to the same queue, in one FIFO order.
+public struct SharedQueue: Sendable {
+    public let queue: DispatchQueue
+    public let label: String
+    /// Whether the queue was created `.concurrent` (Dispatch cannot tell afterwards).
+    public let concurrent: Bool
+
+    public init(_ queue: DispatchQueue, concurrent: Bool = false) {
+        self.queue = queue
+        self.label = queue.label
+        self.concurrent = concurrent
+    }
+}
+
 extension Runtime {
     /// Makes `require(name)` return a table of `functions` (and `values`).
     /// Host functions run on the calling Lua block's thread while holding the interpreter:
     /// keep them short, or hand long work to Dispatch.
-    public func register(module name: String, functions: [String: HostFunction], values: [String: LuaValue] = [:]) {
+    /// `queues` become `dispatch.queue` objects in the module.
+    public func register(module name: String, functions: [String: HostFunction] = [:],
+                         values: [String: LuaValue] = [:], queues: [String: SharedQueue] = [:]) {
         acquire()
         defer { release() }
+        guard !isClosed else { return }
         let L = admin
-        lua_createtable(L, 0, Int32(functions.count + values.count))
+        lua_createtable(L, 0, Int32(functions.count + values.count + queues.count))
         for (fname, fn) in functions.sorted(by: { $0.key < $1.key }) {
             hostFunctions.append((name: fname, fn: fn))
             lua_pushinteger(L, lua_Integer(hostFunctions.count - 1))
@@ -22,6 +41,14 @@ extension Runtime {
         }
         for (key, value) in values {
             value.push(L)
+            Lua.setField(L, -2, key)
+        }
+        for (key, shared) in queues {
+            let q = QueueObject(queue: shared.queue, label: shared.label, concurrent: shared.concurrent,
+                                qos: QoS.name(shared.queue.qos.qosClass), kind: .host)
+            q.registry = self.queues
+            self.queues.add(q)
+            objects.push(L, q, .queue)
             Lua.setField(L, -2, key)
         }
         luaL_getsubtable(L, ld_registryindex(), LUA_LOADED_TABLE)
@@ -34,6 +61,7 @@ extension Runtime {
     public func preload(module name: String, source: String) {
         acquire()
         defer { release() }
+        guard !isClosed else { return }
         let L = admin
         luaL_getsubtable(L, ld_registryindex(), LUA_PRELOAD_TABLE)
         var code = source
@@ -55,7 +83,7 @@ enum HostBinding {
         var arguments: [LuaValue] = []
         for i in 1...max(1, a.count) where i <= a.count {
             do { arguments.append(try LuaValue.read(L, i)) } catch {
-                throw .argument(i, error.description)
+                throw .message("bad argument #\(i) to '\(name)' (\(error.description))")
             }
         }
         let results: [LuaValue]

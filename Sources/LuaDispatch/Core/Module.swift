@@ -55,7 +55,7 @@ enum Module {
 
     /// Builds the module on a new interpreter and stores it in `package.loaded.dispatch`.
     /// Lock held, on the main state.
-    static func install(_ rt: Runtime) {
+    static func install(_ rt: Runtime, global: Bool) {
         let L = rt.L
         let (m, gc, _) = spec
         for type in m.types { rt.objects.define(L, type, gc: gc) }
@@ -88,6 +88,11 @@ enum Module {
         luaL_getsubtable(L, ld_registryindex(), LUA_LOADED_TABLE)
         lua_pushvalue(L, module)
         Lua.setField(L, -2, "dispatch")
+        if global {
+            lua_rawgeti(L, ld_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
+            lua_pushvalue(L, module)
+            Lua.setField(L, -2, "dispatch")
+        }
         lua_settop(L, module - 1)
     }
 }

@@ -48,24 +48,34 @@ public final class Runtime: @unchecked Sendable {
         fflush(nil)
         _exit(code)
     }
-    /// Where uncaught-error reports go when no Lua handler is set.
-    var reportUncaught: @Sendable (_ message: String, _ traceback: String, _ label: String?) -> Void
+    /// Receives uncaught errors (from asynchronous blocks, work items, source and I/O handlers)
+    /// when no Lua handler is set with `dispatch.set_error_handler`. Called on the thread that
+    /// ran the block, while the interpreter is held: do not call back into this runtime. The
+    /// default prints the queue's label, the message and the traceback to standard error.
+    public var uncaughtErrorHandler: @Sendable (LuaScriptError) -> Void = { error in
+        writeStderr("luadispatch: \(error.label == nil ? "error: " : "")\(error)\n")
+    }
 
-    /// Creates an interpreter with the standard libraries and `dispatch` preloaded.
-    public init(openStandardLibraries: Bool = true) {
+    /// Set by `close()`, under the lock: blocks that start afterwards do nothing.
+    private(set) var isClosed = false
+    private let idleWaiters = Atomic<Int>(0)
+    private let idleSignal = DispatchSemaphore(value: 0)
+
+    /// Creates an interpreter with `libraries` open and `dispatch` preloaded
+    /// (`require("dispatch")`; without the package library, also the global `dispatch`).
+    public init(libraries: LuaLibraries = .all) {
         L = luaL_newstate()
         lock = ld_lock_new()
         admin = lua_newthread(L)
-        reportUncaught = { message, traceback, label in
-            let origin = label.map { "error in block on queue '\($0)'" } ?? "error"
-            writeStderr("luadispatch: \(origin): \(message)\n\(traceback)\n")
-        }
         // New Lua threads copy the main thread's extra space: every state can find `self`.
         ld_extraspace(L).pointee = Unmanaged.passUnretained(self).toOpaque()
         ld_extraspace(admin).pointee = Unmanaged.passUnretained(self).toOpaque()
         _ = ld_thread_number()
         acquire()
-        if openStandardLibraries { luaL_openlibs(L) }
+        lua_pushcclosure(L, ld_openlibs, 0)
+        lua_pushinteger(L, lua_Integer(libraries.rawValue))
+        _ = ld_pcall(L, 1, 0, 0)
+        lua_settop(L, 1)
         // Keep `admin` (index 1) reachable: anchors[admin] = true.
         ld_newtable(L)
         lua_pushvalue(L, 1)
@@ -74,7 +84,77 @@ public final class Runtime: @unchecked Sendable {
         anchorsRef = luaL_ref(L, ld_registryindex())
         lua_settop(L, 0)
         mainQueue = QueueObject(main: DispatchQueue.main)
-        Module.install(self)
+        Module.install(self, global: !libraries.contains(.package))
+        release()
+    }
+
+    deinit {
+        close()
+        ld_lock_free(lock)
+    }
+
+    /// Tears the interpreter down: waits for blocks that are running Lua to finish, makes
+    /// blocks that have not started yet do nothing, releases queues it suspended or left
+    /// inactive, and closes the Lua state (running every `__gc`). Idempotent. Call it from
+    /// outside Lua (not from a host function or a block).
+    public func close() {
+        guard ld_lock_held() != lock else { return }
+        acquire()
+        defer { release() }
+        guard !isClosed else { return }
+        isClosed = true
+        while running.load(ordering: .acquiring) > 0 {
+            release()
+            usleep(1000)
+            acquire()
+        }
+        hostFunctions.removeAll()
+        errorHandlerRef = LUA_NOREF
+        pool.removeAll()
+        lua_close(L)
+        // Queued blocks still hold their queues: let Dispatch run them (as no-ops) and free them.
+        queues.forEach { q in
+            if q.inactive.exchange(false, ordering: .relaxed) { q.queue.activate() }
+            while q.suspensions.load(ordering: .relaxed) > 0 {
+                q.suspensions.wrappingSubtract(1, ordering: .relaxed)
+                q.queue.resume()
+            }
+        }
+    }
+
+    /// Outstanding work: blocks, notifies, sources, I/O. Zero means idle.
+    public var pendingWork: Int { pending.load(ordering: .acquiring) }
+
+    /// Blocks the calling thread until no work is outstanding, or until `timeout` seconds pass
+    /// (returns false then). For hosts that do not run the main queue on this thread; a host
+    /// that does should call `runUntilIdle()` instead, since main-queue blocks count as work.
+    @discardableResult
+    public func waitUntilIdle(timeout: Double? = nil) -> Bool {
+        let deadline = timeout.map { DispatchTime.now() + $0 }
+        idleWaiters.wrappingAdd(1, ordering: .acquiringAndReleasing)
+        defer { idleWaiters.wrappingSubtract(1, ordering: .acquiringAndReleasing) }
+        while pending.load(ordering: .acquiring) > 0 {
+            if let deadline, DispatchTime.now() >= deadline { return false }
+            _ = idleSignal.wait(timeout: .now() + 0.05)
+        }
+        return true
+    }
+
+    /// Takes the interpreter for a block that Dispatch is running; false (and not held) once
+    /// the interpreter is closed. Pair with `leaveLua()`.
+    @inline(__always) func enterLua() -> Bool {
+        acquire()
+        if isClosed {
+            release()
+            return false
+        }
+        running.wrappingAdd(1, ordering: .relaxed)
+        return true
+    }
+
+    @inline(__always) func leaveLua() {
+        drainDeferred()
+        running.wrappingSubtract(1, ordering: .relaxed)
         release()
     }
 
@@ -110,11 +190,12 @@ public final class Runtime: @unchecked Sendable {
     @inline(__always) func workAdded() { pending.wrappingAdd(1, ordering: .relaxed) }
 
     @inline(__always) func workDone() {
-        if pending.wrappingSubtract(1, ordering: .acquiringAndReleasing).newValue == 0,
-           drivingMainQueue.load(ordering: .acquiring) {
+        guard pending.wrappingSubtract(1, ordering: .acquiringAndReleasing).newValue == 0 else { return }
+        if drivingMainQueue.load(ordering: .acquiring) {
             // Wake the main thread's run loop so that it sees the runtime is idle.
             DispatchQueue.main.async {}
         }
+        if idleWaiters.load(ordering: .acquiring) > 0 { idleSignal.signal() }
     }
 
     // MARK: Lua threads
@@ -163,20 +244,17 @@ public final class Runtime: @unchecked Sendable {
     /// Runs the Lua function at registry `ref` as a block of `queue`, then reports any error.
     /// Called by Dispatch on the queue's thread, without the lock.
     func runBlock(_ ref: Int32, on queue: QueueObject, barrier: Bool = false, consume: Bool, queued: Bool) {
-        _ = ld_frame_push(Unmanaged.passUnretained(queue).toOpaque(), barrier ? 1 : 0)
-        acquire()
         if queued { queue.queued.wrappingSubtract(1, ordering: .relaxed) }
-        running.wrappingAdd(1, ordering: .relaxed)
+        defer { workDone() }
+        guard enterLua() else { return }
+        _ = ld_frame_push(Unmanaged.passUnretained(queue).toOpaque(), barrier ? 1 : 0)
         let T = takeThread()
         lua_rawgeti(T, ld_registryindex(), lua_Integer(ref))
         if consume { luaL_unref(T, ld_registryindex(), ref) }
         if ld_pcall(T, 0, 0, 1) != LUA_OK { reportError(T, label: queue.label) }
         giveBack(T)
-        drainDeferred()
-        running.wrappingSubtract(1, ordering: .relaxed)
-        release()
         ld_frame_pop()
-        workDone()
+        leaveLua()
     }
 
     /// The label of the queue whose block the calling thread runs, if any.
@@ -216,9 +294,10 @@ public final class Runtime: @unchecked Sendable {
             if ld_pcall(T, 3, 0, 0) == LUA_OK { return }
             let failure = Lua.string(T, -1) ?? "(error object is not a string)"
             lua_settop(T, top)
-            reportUncaught("error handler failed: \(failure) (while handling: \(message))", traceback, label)
+            uncaughtErrorHandler(LuaScriptError(message: "error handler failed: \(failure) (while handling: \(message))",
+                                                traceback: traceback, label: label))
         } else {
-            reportUncaught(message, traceback, label)
+            uncaughtErrorHandler(LuaScriptError(message: message, traceback: traceback, label: label))
         }
         uncaughtErrors.wrappingAdd(1, ordering: .relaxed)
     }
@@ -271,4 +350,26 @@ func writeStderr(_ text: String) {
             offset += n
         }
     }
+}
+
+/// The standard libraries an interpreter opens.
+public struct LuaLibraries: OptionSet, Sendable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+
+    public static let base = LuaLibraries(rawValue: 1 << 0)
+    public static let package = LuaLibraries(rawValue: 1 << 1)
+    public static let coroutine = LuaLibraries(rawValue: 1 << 2)
+    public static let table = LuaLibraries(rawValue: 1 << 3)
+    public static let io = LuaLibraries(rawValue: 1 << 4)
+    public static let os = LuaLibraries(rawValue: 1 << 5)
+    public static let string = LuaLibraries(rawValue: 1 << 6)
+    public static let math = LuaLibraries(rawValue: 1 << 7)
+    public static let utf8 = LuaLibraries(rawValue: 1 << 8)
+    public static let debug = LuaLibraries(rawValue: 1 << 9)
+
+    /// Every standard library.
+    public static let all: LuaLibraries = [.base, .package, .coroutine, .table, .io, .os, .string, .math, .utf8, .debug]
+    /// No file, process or debug access: base, package, coroutine, table, string, math, utf8.
+    public static let safe: LuaLibraries = [.base, .package, .coroutine, .table, .string, .math, .utf8]
 }

@@ -5,18 +5,41 @@ import CLuaShim
 import Glibc
 #endif
 
-extension Runtime {
-    /// Runs a Lua file on the calling thread with `arg` and `...` set as the `lua` command does.
-    /// Returns false after a load or runtime error, which is reported to stderr.
-    @discardableResult
-    public func run(file path: String, arguments: [String] = []) -> Bool {
-        runChunk(name: path, arguments: arguments) { L in ld_loadfile(L, path) }
+/// An error raised by Lua code and not caught there.
+public struct LuaScriptError: Error, CustomStringConvertible, Sendable {
+    /// The error message (the error value converted to a string).
+    public let message: String
+    /// Lua's stack traceback at the point of the error (empty for load errors).
+    public let traceback: String
+    /// The label of the queue whose block raised it, for errors in asynchronous blocks.
+    public let label: String?
+
+    public init(message: String, traceback: String = "", label: String? = nil) {
+        self.message = message
+        self.traceback = traceback
+        self.label = label
     }
 
-    /// Runs a string of Lua code on the calling thread.
+    public var description: String {
+        let origin = label.map { "error in block on queue '\($0)': " } ?? ""
+        return traceback.isEmpty ? origin + message : "\(origin)\(message)\n\(traceback)"
+    }
+}
+
+extension Runtime {
+    /// Runs a Lua file on the calling thread, with `arg` and `...` set as the `lua` command sets
+    /// them, and returns the chunk's results. Blocks it submits go on running after it returns;
+    /// main-queue blocks run whenever the host services the main queue.
     @discardableResult
-    public func run(string code: String, name: String = "=(command line)", arguments: [String] = []) -> Bool {
-        runChunk(name: nil, arguments: arguments) { L in
+    public func run(file path: String, arguments: [String] = []) throws(LuaScriptError) -> [LuaValue] {
+        try runChunk(script: path, arguments: arguments) { L in ld_loadfile(L, path) }
+    }
+
+    /// Runs a string of Lua code on the calling thread; see `run(file:arguments:)`.
+    /// `name` is the chunk name used in messages (`=name` prints as `name`).
+    @discardableResult
+    public func run(string code: String, name: String = "=(command line)", arguments: [String] = []) throws(LuaScriptError) -> [LuaValue] {
+        try runChunk(script: nil, arguments: arguments) { L in
             var code = code
             return code.withUTF8 { buf in
                 buf.withMemoryRebound(to: CChar.self) { ld_loadbuffer(L, $0.baseAddress, $0.count, name) }
@@ -30,37 +53,81 @@ extension Runtime {
     /// The exit status the CLI reports: 1 after any uncaught error, else 0.
     public var exitStatus: Int32 { uncaughtErrors.load(ordering: .relaxed) > 0 ? 1 : 0 }
 
-    private func runChunk(name: String?, arguments: [String], load: (OpaquePointer) -> Int32) -> Bool {
+    /// Each chunk runs on its own pooled Lua thread, so that chunks started from several host
+    /// threads never share a stack.
+    private func runChunk(script: String?, arguments: [String], load: (OpaquePointer) -> Int32) throws(LuaScriptError) -> [LuaValue] {
         acquire()
         defer { release() }
-        let L = self.L
-        let base = lua_gettop(L)
-        defer { lua_settop(L, base) }
-        lua_pushcclosure(L, ld_msgh, 0)
-        let handler = lua_gettop(L)
-        if load(L) != LUA_OK {
-            reportUncaught(Lua.string(L, -1) ?? "cannot load chunk", "", nil)
-            uncaughtErrors.wrappingAdd(1, ordering: .relaxed)
-            return false
+        guard !isClosed else { throw LuaScriptError(message: "the interpreter is closed") }
+        running.wrappingAdd(1, ordering: .relaxed)  // close() waits for this chunk
+        defer { running.wrappingSubtract(1, ordering: .relaxed) }
+        let T = takeThread()
+        defer { giveBack(T) }
+        if load(T) != LUA_OK {
+            throw LuaScriptError(message: Lua.string(T, -1) ?? "cannot load chunk")
         }
-        setArguments(L, script: name, arguments)
-        guard lua_checkstack(L, Int32(arguments.count) + 1) != 0 else { return false }
-        for a in arguments { Lua.push(L, a) }
-        if ld_pcall(L, Int32(arguments.count), 0, handler) != LUA_OK {
-            var message = Lua.string(L, -1) ?? "(error object is not a string)"
-            var traceback = ""
-            if lua_type(L, -1) == LUA_TTABLE {
-                lua_rawgeti(L, -1, 1)
-                message = Lua.string(L, -1) ?? message
-                lua_rawgeti(L, -2, 2)
-                traceback = Lua.string(L, -1) ?? ""
+        setArguments(T, script: script, arguments)
+        guard lua_checkstack(T, Int32(arguments.count) + 1) != 0 else {
+            throw LuaScriptError(message: "too many arguments")
+        }
+        for a in arguments { Lua.push(T, a) }
+        let status = ld_pcall(T, Int32(arguments.count), ld_multret(), 1)
+        defer { drainDeferred() }
+        if status != LUA_OK { throw scriptError(T) }
+        return try results(T, from: 2)
+    }
+
+    /// Calls the global function `name` with `arguments` on the calling thread and returns its
+    /// results. Must not be called from inside a host function (the interpreter is busy there).
+    @discardableResult
+    public func call(_ name: String, _ arguments: [LuaValue] = []) throws(LuaScriptError) -> [LuaValue] {
+        guard ld_lock_held() != lock else {
+            throw LuaScriptError(message: "call(\"\(name)\"): the calling thread is already running Lua")
+        }
+        acquire()
+        defer { release() }
+        guard !isClosed else { throw LuaScriptError(message: "the interpreter is closed") }
+        running.wrappingAdd(1, ordering: .relaxed)  // close() waits for this chunk
+        defer { running.wrappingSubtract(1, ordering: .relaxed) }
+        let T = takeThread()
+        defer { giveBack(T) }
+        lua_rawgeti(T, ld_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
+        _ = Lua.getField(T, -1, name)
+        ld_remove(T, -2)
+        guard lua_type(T, -1) == LUA_TFUNCTION else {
+            throw LuaScriptError(message: "call(\"\(name)\"): global '\(name)' is not a function")
+        }
+        guard lua_checkstack(T, Int32(arguments.count) + 1) != 0 else {
+            throw LuaScriptError(message: "too many arguments")
+        }
+        for a in arguments { a.push(T) }
+        let status = ld_pcall(T, Int32(arguments.count), ld_multret(), 1)
+        defer { drainDeferred() }
+        if status != LUA_OK { throw scriptError(T) }
+        return try results(T, from: 2)
+    }
+
+    /// The error `ld_msgh` left on top of `T`.
+    private func scriptError(_ T: OpaquePointer) -> LuaScriptError {
+        if lua_type(T, -1) == LUA_TTABLE {
+            lua_rawgeti(T, -1, 1)
+            lua_rawgeti(T, -2, 2)
+            defer { ld_pop(T, 2) }
+            return LuaScriptError(message: Lua.string(T, -2) ?? "(no message)", traceback: Lua.string(T, -1) ?? "")
+        }
+        return LuaScriptError(message: Lua.string(T, -1) ?? "(error object is not a string)")
+    }
+
+    /// Converts the values from `index` to the top.
+    private func results(_ T: OpaquePointer, from index: Int32) throws(LuaScriptError) -> [LuaValue] {
+        guard lua_gettop(T) >= index else { return [] }
+        var values: [LuaValue] = []
+        for i in index...lua_gettop(T) {
+            do { values.append(try LuaValue.read(T, i)) } catch {
+                throw LuaScriptError(message: "result #\(i - index + 1): \(error.description)")
             }
-            reportUncaught(message, traceback, nil)
-            uncaughtErrors.wrappingAdd(1, ordering: .relaxed)
-            return false
         }
-        drainDeferred()
-        return true
+        return values
     }
 
     /// The global `arg`: arg[0] is the script, arg[1...] its arguments.

@@ -1,0 +1,1 @@
+EmbedExample.main()
