@@ -91,4 +91,9 @@ void ld_lock_release(ld_lock *lock);
 /// Whether the calling thread holds some interpreter's lock (and which one).
 ld_lock *ld_lock_held(void);
 
+// MARK: system calls Swift cannot make (syscall(2) is variadic)
+
+/// pidfd_open(2) (syscall 434): a descriptor that becomes readable when `pid` exits; -1 + errno.
+int ld_pidfd_open(int pid);
+
 #endif
