@@ -37,6 +37,8 @@ static inline int ld_yield_status(void) { return LUA_YIELD; }
 static inline int ld_multret(void) { return LUA_MULTRET; }
 static inline int ld_noref(void) { return LUA_NOREF; }
 static inline int ld_refnil(void) { return LUA_REFNIL; }
+/// lua_gc is variadic: a step as if `kb` kilobytes had been allocated (for memory Lua cannot see).
+static inline int ld_gc_step(lua_State *L, int kb) { return lua_gc(L, LUA_GCSTEP, kb); }
 
 // MARK: bindings
 

@@ -20,7 +20,8 @@ enum DataBinding {
     static func install(_ m: inout ModuleSpec) {
         m.table("data", call: { a throws(LuaError) in
             guard a.isNoneOrNil(1) || a.type(1) == LUA_TSTRING else { throw a.typeError(1, "string or nil") }
-            push(a, a.isNoneOrNil(1) ? .empty : copy(a.L, 1))
+            let data = a.isNoneOrNil(1) ? DispatchData.empty : copy(a.L, 1)
+            push(a.L, a.runtime, data)
             return 1
         }) { t in
             t.function("map") { a throws(LuaError) in try map(a, try a.string(1)) }
@@ -89,8 +90,20 @@ enum DataBinding {
     }
 
     /// For handlers, which push onto their own Lua thread. Lock held.
-    static func push(_ L: OpaquePointer, _ rt: Runtime, _ data: DispatchData) {
+    static func push(_ L: OpaquePointer, _ rt: Runtime, _ data: DispatchData, fresh: Bool = true) {
         rt.objects.push(L, DataObject(data), .data)
+        if fresh { account(L, rt, data.count) }
+    }
+
+    /// Tells Lua's collector about bytes it cannot see, a step per MiB: otherwise chunks read
+    /// from a channel stay alive until a collection that Lua's own allocations never trigger
+    /// (measured: a 200 MB combine peaked at 222 MB RSS).
+    static func account(_ L: OpaquePointer, _ rt: Runtime, _ bytes: Int) {
+        rt.externalBytes += bytes
+        guard rt.externalBytes >= 1 << 20 else { return }
+        let kb = rt.externalBytes >> 10
+        rt.externalBytes = 0
+        _ = ld_gc_step(L, Int32(min(kb, Int(Int32.max))))
     }
 
     /// The string at `i` copied into new data (one copy, as `dispatch.data(s)` promises).
