@@ -117,12 +117,21 @@ final class SourceObject: @unchecked Sendable {
         updateWork()
     }
 
-    /// Counts the source as work exactly while it may still call Lua on its own.
+    /// Counts the source as work exactly while it may still call Lua on its own. It also counts
+    /// as a block queued on its queue, so that a source whose queue is suspended or inactive
+    /// (which can never call Lua) is reported as held work at exit instead of keeping the CLI
+    /// alive for ever.
     private func updateWork() {
         let active = activated && suspensions == 0 && !finished
         guard active != counted else { return }
         counted = active
-        if active { runtime.workAdded() } else { runtime.workDone() }
+        if active {
+            queue.queued.wrappingAdd(1, ordering: .relaxed)
+            runtime.workAdded()
+        } else {
+            queue.queued.wrappingSubtract(1, ordering: .relaxed)
+            runtime.workDone()
+        }
     }
 
     // MARK: called by Dispatch, without the lock
