@@ -310,6 +310,57 @@ final class SourceTests: XCTestCase {
         for (got, want) in zip(out, expected) { XCTAssertTrue(got.hasSuffix(want), "\(got) does not end with \(want)") }
     }
 
+    func testCancelWhileSuspendedRunsCancelHandlerOnResume() {
+        let out = IOHarness().run("""
+            local s = dispatch.source.timer{interval = 0.01, queue = dispatch.main}
+            s:set_event_handler(function() t.emit("tick") end)
+            s:set_cancel_handler(function() t.emit("cancel handler") end)
+            s:resume()
+            s:suspend()
+            s:cancel()
+            t.emit("cancelled", tostring(s:is_cancelled()))
+            dispatch.main:after(0.05, function() t.emit("resuming"); s:resume() end)
+            """)
+        XCTAssertEqual(out, ["cancelled true", "resuming", "cancel handler"])
+    }
+
+    func testSourceOnSuspendedQueueDoesNotKeepRuntimeAlive() {
+        let started = Date()
+        let out = IOHarness().run("""
+            local held = dispatch.queue("held")
+            held:suspend()
+            local s = dispatch.source.timer{queue = held, handler = function() t.emit("never") end}
+            s:resume()
+            t.emit("resumed")
+            """)
+        XCTAssertEqual(out, ["resumed"])
+        XCTAssertLessThan(Date().timeIntervalSince(started), 30)
+    }
+
+    func testConcurrentMergesSuspendsAndCancels() {
+        let out = IOHarness().run("""
+            local n, cancelled = 0, 0
+            local g = dispatch.group()
+            for i = 1, 100 do
+              local q = dispatch.queue("q" .. i)
+              local s = dispatch.source.data_add{queue = q}
+              g:enter()
+              s:set_event_handler(function() n = n + s.data end)
+              s:set_cancel_handler(function() cancelled = cancelled + 1; g:leave() end)
+              s:resume()
+              dispatch.global():async(function()
+                for k = 1, 10 do
+                  s:merge(1)
+                  if k == 5 then s:suspend(); s:resume() end
+                end
+                q:async(function() s:cancel() end)
+              end)
+            end
+            t.emit(tostring(g:wait(20)), cancelled, n > 0 and n <= 1000)
+            """)
+        XCTAssertEqual(out, ["true 100 true"])
+    }
+
     func testErrorInHandlerIsReportedAndProcessGoesOn() {
         let h = IOHarness()
         let out = h.run("""
