@@ -178,3 +178,11 @@ void ld_lock_release(ld_lock *lock) {
 ld_lock *ld_lock_held(void) { return held; }
 
 size_t ld_heap_in_use(void) { return mallinfo2().uordblks; }
+
+// MARK: system calls
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+int ld_pidfd_open(int pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }

@@ -37,6 +37,8 @@ static inline int ld_yield_status(void) { return LUA_YIELD; }
 static inline int ld_multret(void) { return LUA_MULTRET; }
 static inline int ld_noref(void) { return LUA_NOREF; }
 static inline int ld_refnil(void) { return LUA_REFNIL; }
+/// lua_gc is variadic: a step as if `kb` kilobytes had been allocated (for memory Lua cannot see).
+static inline int ld_gc_step(lua_State *L, int kb) { return lua_gc(L, LUA_GCSTEP, kb); }
 
 // MARK: bindings
 
@@ -97,5 +99,10 @@ ld_lock *ld_lock_held(void);
 
 /// Bytes malloc has handed out and not had back (glibc's main arena), for measurements.
 size_t ld_heap_in_use(void);
+
+// MARK: system calls Swift cannot make (syscall(2) is variadic)
+
+/// pidfd_open(2) (syscall 434): a descriptor that becomes readable when `pid` exits; -1 + errno.
+int ld_pidfd_open(int pid);
 
 #endif

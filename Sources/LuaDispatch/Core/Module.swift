@@ -50,6 +50,11 @@ enum Module {
         SemaphoreBinding.install(&m)
         TimeBinding.install(&m)
         ThreadBinding.install(&m)
+        SourceBinding.install(&m)
+        DataBinding.install(&m)
+        IOBinding.install(&m)
+        FDBinding.install(&m)
+        HTTPBinding.install(&m)
         return (m, gc, hostCall)
     }()
 

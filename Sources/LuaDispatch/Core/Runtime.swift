@@ -41,6 +41,9 @@ public final class Runtime: @unchecked Sendable {
     var globalQueues: [String: QueueObject] = [:]
     /// Functions registered with `register(module:functions:)`, by upvalue index; under the lock.
     var hostFunctions: [(name: String, fn: HostFunction)] = []
+    /// Bytes held by `dispatch.data` objects made since the last collector step, which Lua's
+    /// collector cannot see (a userdata of 8 bytes may hold a megabyte); under the lock.
+    var externalBytes = 0
     /// The metatable of `dispatch.thread()` tables (a registry ref).
     var threadMetatable: Int32 = LUA_NOREF
     /// What `dispatch.exit(code)` does; by default flush stdio and end the process.

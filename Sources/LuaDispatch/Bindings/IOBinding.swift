@@ -1,0 +1,274 @@
+import CLua
+import CLuaShim
+import Dispatch
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A `DispatchIO` channel. It counts as outstanding work from creation until its cleanup
+/// handler ran (after `close`, or after the last Lua reference went), and each read, write and
+/// barrier counts until its last handler ran. The handlers hold what they need, never `self`.
+final class IOObject: @unchecked Sendable {
+    let channel: DispatchIO
+    let type: String
+    let closed = Atomic<Bool>(false)
+
+    init(channel: DispatchIO, type: String) {
+        self.channel = channel
+        self.type = type
+    }
+
+    /// A channel nobody can use any more is closed, so that its cleanup handler runs.
+    deinit {
+        if !closed.exchange(true, ordering: .relaxed) { channel.close() }
+    }
+}
+
+/// `dispatch.io{...}`, `dispatch.io.read`, `dispatch.io.write` and the channel methods.
+enum IOBinding {
+    static func install(_ m: inout ModuleSpec) {
+        m.table("io", call: { a throws(LuaError) in try make(a) }) { t in
+            t.function("read") { a throws(LuaError) in
+                let fd = try FDBinding.descriptor(a, 1)
+                let max = try length(a, 2)
+                let q = try a.queueOrDefault(3)
+                let fn = try a.functionRef(4)
+                let rt = a.runtime
+                rt.workAdded()
+                DispatchIO.read(fromFileDescriptor: fd, maxLength: max, runningHandlerOn: q.queue) { data, error in
+                    rt.callHandler(fn.ref, on: q) { T in
+                        DataBinding.push(T, rt, data)
+                        lua_pushinteger(T, lua_Integer(error))
+                        return 2
+                    }
+                    rt.workDone()
+                }
+                return 0
+            }
+            t.function("write") { a throws(LuaError) in
+                let fd = try FDBinding.descriptor(a, 1)
+                let data = try DataBinding.argument(a, 2)
+                let q = try a.queueOrDefault(3)
+                let fn = try a.functionRef(4)
+                let rt = a.runtime
+                rt.workAdded()
+                DispatchIO.write(toFileDescriptor: fd, data: data, runningHandlerOn: q.queue) { remaining, error in
+                    rt.callHandler(fn.ref, on: q) { T in
+                        DataBinding.push(T, rt, remaining ?? .empty)
+                        lua_pushinteger(T, lua_Integer(error))
+                        return 2
+                    }
+                    rt.workDone()
+                }
+                return 0
+            }
+        }
+        m.types.append(type())
+    }
+
+    /// `dispatch.io{path= or fd=, type=, mode=, permissions=, queue=, cleanup=}`.
+    private static func make(_ a: Args) throws(LuaError) -> Int32 {
+        try a.table(1)
+        var path: String?, fd: Int32?, type = "stream", mode = "r", permissions: mode_t = 0o644
+        var queue: QueueObject?, cleanup: LuaRef?
+        try Options.parse(a, 1) { o throws(LuaError) in
+            switch o.key {
+            case "path": path = try o.string()
+            case "fd":
+                let n = try o.integer()
+                guard n >= 0, n <= Int(Int32.max) else { throw .argument(1, "option 'fd': invalid file descriptor \(n)") }
+                fd = Int32(n)
+            case "type":
+                type = try o.string()
+                guard type == "stream" || type == "random" else {
+                    throw .argument(1, "option 'type': \"stream\" or \"random\" expected, got \"\(type)\"")
+                }
+            case "mode":
+                mode = try o.string()
+                guard OpenMode.flags(mode) != nil else { throw .argument(1, "option 'mode': invalid mode '\(mode)'") }
+            case "permissions":
+                if lua_type(a.L, o.value) == LUA_TSTRING {
+                    let s = try o.string()
+                    guard let p = OpenMode.parse(s) else { throw .argument(1, "option 'permissions': invalid octal string '\(s)'") }
+                    permissions = p
+                } else {
+                    let n = try o.integer()
+                    guard (0...0o7777).contains(n) else { throw .argument(1, "option 'permissions': out of range: \(n)") }
+                    permissions = mode_t(n)
+                }
+            case "queue": queue = try o.object(.queue)
+            case "cleanup": cleanup = try o.functionRef()
+            default: return false
+            }
+            return true
+        }
+        guard (path == nil) != (fd == nil) else { throw .argument(1, "exactly one of 'path' and 'fd' expected") }
+        let rt = a.runtime
+        let q = queue ?? rt.global(.default)
+        let cleanupFn = cleanup
+        let streamType: DispatchIO.StreamType = type == "random" ? .random : .stream
+        let cleanupHandler: @Sendable (Int32) -> Void = { error in
+            if let cleanupFn {
+                rt.callHandler(cleanupFn.ref, on: q) { T in
+                    lua_pushinteger(T, lua_Integer(error))
+                    return 1
+                }
+            }
+            rt.workDone()
+        }
+        let channel: DispatchIO
+        if let fd {
+            channel = DispatchIO(type: streamType, fileDescriptor: fd, queue: q.queue, cleanupHandler: cleanupHandler)
+        } else {
+            // A relative path makes a channel that crashes on first use: resolve it first.
+            guard let absolute = absolutePath(path!) else { throw .argument(1, "option 'path': cannot resolve '\(path!)'") }
+            let made = absolute.withCString { p in
+                DispatchIO(type: streamType, path: p, oflag: OpenMode.flags(mode)! | O_CLOEXEC, mode: permissions,
+                           queue: q.queue, cleanupHandler: cleanupHandler)
+            }
+            guard let made else { throw .message("io: cannot create a channel for '\(absolute)'") }
+            channel = made
+        }
+        rt.workAdded()
+        rt.objects.push(a.L, IOObject(channel: channel, type: type), .io)
+        return 1
+    }
+
+    private static func type() -> ObjectType {
+        var t = ObjectType(.io)
+        t.method("read") { a throws(LuaError) in
+            let ch: IOObject = try a.object(1, .io)
+            let offset = try offset(a, 2)
+            let len = try length(a, 3)
+            let q = try a.queueOrDefault(4)
+            let fn = try a.functionRef(5)
+            let rt = a.runtime
+            rt.workAdded()
+            ch.channel.read(offset: offset, length: len, queue: q.queue) { done, data, error in
+                rt.callHandler(fn.ref, on: q) { T in
+                    lua_pushboolean(T, done ? 1 : 0)
+                    DataBinding.push(T, rt, data ?? .empty)
+                    lua_pushinteger(T, lua_Integer(error))
+                    return 3
+                }
+                if done { rt.workDone() }
+            }
+            return 0
+        }
+        t.method("write") { a throws(LuaError) in
+            let ch: IOObject = try a.object(1, .io)
+            let offset = try offset(a, 2)
+            let data = try DataBinding.argument(a, 3)
+            let q = try a.queueOrDefault(4)
+            let fn = try a.functionRef(5)
+            let rt = a.runtime
+            rt.workAdded()
+            ch.channel.write(offset: offset, data: data, queue: q.queue) { done, remaining, error in
+                rt.callHandler(fn.ref, on: q) { T in
+                    lua_pushboolean(T, done ? 1 : 0)
+                    DataBinding.push(T, rt, remaining ?? .empty)
+                    lua_pushinteger(T, lua_Integer(error))
+                    return 3
+                }
+                if done { rt.workDone() }
+            }
+            return 0
+        }
+        t.method("set_limit") { a throws(LuaError) in
+            let ch: IOObject = try a.object(1, .io)
+            var high: Int?, low: Int?
+            try a.table(2)
+            try Options.parse(a, 2) { o throws(LuaError) in
+                let n: Int
+                if lua_type(a.L, o.value) == LUA_TNUMBER, lua_tonumberx(a.L, o.value, nil) == .infinity {
+                    n = Int.max
+                } else {
+                    n = try o.integer()
+                }
+                guard n >= 0 else { throw .argument(2, "option '\(o.key)': must be >= 0, got \(n)") }
+                switch o.key {
+                case "high": high = n
+                case "low": low = n
+                default: return false
+                }
+                return true
+            }
+            if let high { ch.channel.setLimit(highWater: high) }
+            if let low { ch.channel.setLimit(lowWater: low) }
+            return 0
+        }
+        t.method("set_interval") { a throws(LuaError) in
+            let ch: IOObject = try a.object(1, .io)
+            let s = try a.number(2)
+            guard !s.isNaN, s > 0 else { throw .argument(2, "interval must be > 0") }
+            let strict = a.isNoneOrNil(3) ? false : try a.boolean(3)
+            ch.channel.setInterval(interval: .nanoseconds(Int(Deadline.nanos(s))), flags: strict ? .strictInterval : [])
+            return 0
+        }
+        t.method("barrier") { a throws(LuaError) in
+            let ch: IOObject = try a.object(1, .io)
+            let fn = try a.functionRef(2)
+            let rt = a.runtime
+            rt.workAdded()
+            ch.channel.barrier {
+                rt.callHandler(fn.ref, on: nil)
+                rt.workDone()
+            }
+            return 0
+        }
+        t.method("close") { a throws(LuaError) in
+            let ch: IOObject = try a.object(1, .io)
+            var stop = false
+            try Options.parse(a, 2) { o throws(LuaError) in
+                guard o.key == "stop" else { return false }
+                stop = try o.bool()
+                return true
+            }
+            ch.closed.store(true, ordering: .relaxed)
+            ch.channel.close(flags: stop ? .stop : [])
+            return 0
+        }
+        t.fields { a throws(LuaError) in
+            let ch: IOObject = try a.object(1, .io)
+            switch Lua.string(a.L, 2) {
+            case "fd": lua_pushinteger(a.L, lua_Integer(ch.channel.fileDescriptor))
+            case "type": Lua.push(a.L, ch.type)
+            default: return 0
+            }
+            return 1
+        }
+        t.meta("__tostring") { a throws(LuaError) in
+            let ch: IOObject = try a.object(1, .io)
+            Lua.push(a.L, "dispatch.io (\(ch.type)\(ch.closed.load(ordering: .relaxed) ? ", closed" : ""))")
+            return 1
+        }
+        return t
+    }
+
+    /// A file offset: an integer >= 0.
+    private static func offset(_ a: Args, _ i: Int32) throws(LuaError) -> off_t {
+        let n = try a.integer(i)
+        guard n >= 0 else { throw .argument(i, "offset must be >= 0, got \(n)") }
+        return off_t(n)
+    }
+
+    /// A length: an integer >= 0, or `math.huge` for "to the end".
+    private static func length(_ a: Args, _ i: Int32) throws(LuaError) -> Int {
+        if a.type(i) == LUA_TNUMBER, lua_tonumberx(a.L, i, nil) == .infinity { return Int.max }
+        let n = try a.integer(i)
+        guard n >= 0 else { throw .argument(i, "length must be >= 0, got \(n)") }
+        return n
+    }
+
+    /// `path` made absolute against the current directory.
+    static func absolutePath(_ path: String) -> String? {
+        guard !path.isEmpty else { return nil }
+        if path.hasPrefix("/") { return path }
+        guard let cwd = getcwd(nil, 0) else { return nil }
+        defer { free(cwd) }
+        let dir = String(cString: cwd)
+        return dir.hasSuffix("/") ? dir + path : dir + "/" + path
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import XCTest
+
+/// Runs the benchmark scripts through the built `luadispatch` executable.
+final class IOScriptTests: XCTestCase {
+    private var root: URL { URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent() }
+
+    private func luadispatch() throws -> URL {
+        for config in ["debug", "release"] {
+            let url = root.appendingPathComponent(".build/\(config)/luadispatch")
+            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+        }
+        throw XCTSkip("luadispatch executable not built")
+    }
+
+    private func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = try luadispatch()
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    func testCombineBenchmarkScript() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("luadispatch-combine-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let a = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 13) })
+        let b = Data((0..<1_500_001).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 1) })
+        try a.write(to: dir.appendingPathComponent("a"))
+        try b.write(to: dir.appendingPathComponent("b"))
+        let out = dir.appendingPathComponent("out")
+        let result = try run(["run", root.appendingPathComponent("scripts/benchmarks/combine.lua").path,
+                              dir.appendingPathComponent("a").path, dir.appendingPathComponent("b").path, out.path])
+        XCTAssertEqual(result.status, 0, result.output)
+        XCTAssertTrue(result.output.hasPrefix("combined "), result.output)
+        XCTAssertEqual(try Data(contentsOf: out), a + b)
+    }
+
+    func testTimerBenchmarkScript() throws {
+        let result = try run(["run", root.appendingPathComponent("scripts/benchmarks/timer.lua").path, "0.01", "0.3"])
+        XCTAssertEqual(result.status, 0, result.output)
+        XCTAssertNotNil(result.output.range(of: #"^timer 10 ms x 30: mean lateness [0-9.]+ us, max [0-9.]+ us\n$"#,
+                                            options: .regularExpression), result.output)
+    }
+}
