@@ -44,7 +44,8 @@ enum ScenarioModule {
             },
             "data_dir": { _ in [.string(dataDir)] },
             "tmpdir": { _ in
-                var template = Array("\(NSTemporaryDirectory())/luadispatch-XXXXXX".utf8CString)
+                let tmp = NSTemporaryDirectory().hasSuffix("/") ? NSTemporaryDirectory() : NSTemporaryDirectory() + "/"
+                var template = Array("\(tmp)luadispatch-XXXXXX".utf8CString)
                 guard let made = mkdtemp(&template) else {
                     throw ScenarioError("mkdtemp failed: \(String(cString: strerror(errno)))")
                 }

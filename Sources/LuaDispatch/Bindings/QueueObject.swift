@@ -68,8 +68,8 @@ final class QueueObject: @unchecked Sendable {
             next = held.target
             if held.kind == .main && onMain {
                 return held === self
-                    ? "sync onto the main queue from the main thread would deadlock"
-                    : "sync onto queue '\(label)' would deadlock: it targets the main queue and this is the main thread"
+                    ? "sync onto the main queue '\(label)' from the main thread would deadlock"
+                    : "sync onto queue '\(label)' would deadlock: it targets the main queue '\(held.label)' and this is the main thread"
             }
             for i in 0..<frames {
                 let running = Unmanaged<QueueObject>.fromOpaque(ld_frame_queue(i)!).takeUnretainedValue()
