@@ -1,0 +1,69 @@
+-- title: Work item: perform, notify x3, cancel
+-- seed: 000 §12 (example 12.1, DispatchWorkItemTest.workItemTest)
+--
+-- One work item (value += 5) is submitted to a global queue and also performed directly
+-- by another task, which then cancels it. Three notifications are registered: they run
+-- once the item has completed (in any order). A third task, 2 s later, performs the item
+-- again: it is cancelled, so nothing happens. The value goes 10 -> 15 -> 20 and stays 20.
+local dispatch = require("dispatch")
+local scenario = require("scenario")
+
+-- bookkeeping for the checks
+local values = {}            -- value after each run of the item
+local notifies = {}
+local done = dispatch.group()
+
+-- workItemTest()
+local value = 10
+local workItem = dispatch.work_item(function()
+    print("workItem running start.---->")
+    value = value + 5
+    print("value = " .. value)
+    values[#values + 1] = value
+    print("---->workItem running end.")
+end)
+local queue = dispatch.global()
+
+queue:async(workItem, { group = done })
+
+local cancelledBefore
+queue:async(function()
+    print("async perform of workItem")
+    workItem:perform()
+    cancelledBefore = workItem:is_cancelled()
+    print("task 2 cancelled?: " .. tostring(cancelledBefore))
+    workItem:cancel()
+    print("async perform of workItem end")
+end, { group = done })
+
+for n = 1, 3 do
+    done:enter()
+    workItem:notify(queue, function()
+        print(string.format("notify %d: value = %d", n, value))
+        notifies[#notifies + 1] = { n = n, value = value }
+        done:leave()
+    end)
+end
+
+local cancelledAfter
+queue:async(function()
+    print("async perform 2 of workItem")
+    dispatch.sleep(scenario.delay(2))
+    cancelledAfter = workItem:is_cancelled()
+    print("task 3 cancelled?: " .. tostring(cancelledAfter))
+    workItem:perform()
+    print("async perform 2 of workItem end")
+end, { group = done })
+
+done:notify(dispatch.main, function()
+    local notifiedValuesOk = true
+    for _, note in ipairs(notifies) do
+        notifiedValuesOk = notifiedValuesOk and note.value >= 15
+    end
+    scenario.check(table.concat(values, ",") == "15,20" and value == 20, "value goes 10 -> 15 -> 20")
+    scenario.check(#notifies == 3, "three notifications run")
+    scenario.check(notifiedValuesOk, "the notifications run after the item's first completion")
+    scenario.check(cancelledBefore == false, "the item is not cancelled before cancel()")
+    scenario.check(cancelledAfter == true, "the item reports cancelled after cancel()")
+    scenario.check(#values == 2, "the perform after cancel does nothing")
+end)

@@ -1,0 +1,218 @@
+-- title: DispatchIO: combine two split files with one serial queue
+-- seed: 000 §9 (example 9.1, combineFileWithOneQueue: stream channels, highWater 1 MiB)
+--
+-- Two parts of a split archive are joined into one file with very little memory: one
+-- write channel and one read channel per part, all on the same serial queue. Each chunk
+-- read (at most 1 MiB: setLimit(highWater:)) is written at once, in read order, so a chunk
+-- is never held for long. The second part is read only after the first one is fully
+-- read and written (a group wait). Several threads serve the serial queue over time, but
+-- only one at a time.
+--
+-- The tutorial joins two 350 MB parts of a WWDC video; here the script makes two parts of
+-- scenario.size bytes each in a private temporary directory, then checks that the output
+-- equals their concatenation (size and checksum), that the chunks never became Lua strings
+-- (the Lua heap stays far below the file size), and removes the directory.
+local dispatch = require("dispatch")
+local scenario = require("scenario")
+
+local CHUNK = 1 << 20
+
+-------------------------------------------------------------------- test input and checks
+--- a pseudo-random 64 KiB block, different for each part
+local function makeBlock(seed)
+    local x = seed * 0x9E3779B97F4A7C15 + 1
+    local parts = {}
+    for i = 1, 8192 do
+        x = x * 6364136223846793005 + 1442695040888963407
+        parts[i] = string.pack("<i8", x)
+    end
+    return table.concat(parts)
+end
+
+--- write `size` bytes to `path`; every 1 MiB chunk starts with its part and chunk number
+local function makeInput(path, size, partNo)
+    local big = makeBlock(partNo):rep(CHUNK // 65536)
+    local f = assert(io.open(path, "wb"))
+    local written, k = 0, 0
+    while written < size do
+        local n = math.min(CHUNK, size - written)
+        local stamp = string.format("[part %d chunk %08d]", partNo, k)
+        if n <= #stamp then f:write(stamp:sub(1, n)) else f:write(stamp, big:sub(#stamp + 1, n)) end
+        written = written + n
+        k = k + 1
+    end
+    f:close()
+end
+
+--- 64-bit FNV-1a over 8-byte words of the files' bytes, taken as one stream; and the size
+local function checksum(paths)
+    local P = 0x100000001b3
+    local h = 0xcbf29ce484222325
+    local total, rest = 0, ""
+    local unpack = string.unpack
+    for _, path in ipairs(paths) do
+        local f = assert(io.open(path, "rb"))
+        while true do
+            local s = f:read(CHUNK)
+            if not s then break end
+            total = total + #s
+            if #rest > 0 then s = rest .. s end
+            local n = #s - #s % 64
+            for pos = 1, n, 64 do
+                local a, b, c, d, e, g, i, j = unpack("<i8i8i8i8i8i8i8i8", s, pos)
+                h = (h ~ a) * P; h = (h ~ b) * P; h = (h ~ c) * P; h = (h ~ d) * P
+                h = (h ~ e) * P; h = (h ~ g) * P; h = (h ~ i) * P; h = (h ~ j) * P
+            end
+            rest = s:sub(n + 1)
+        end
+        f:close()
+    end
+    for k = 1, #rest do h = (h ~ rest:byte(k)) * P end
+    return h, total
+end
+
+local dir = scenario.tmpdir()
+local size = scenario.size
+local files = { dir .. "/gcd.mp4.zip.001", dir .. "/gcd.mp4.zip.002" }
+local outFile = dir .. "/gcd.mp4.zip"
+makeInput(files[1], size, 1)
+makeInput(files[2], size, 2)
+print(string.format("made two parts of %d bytes each in %s", size, dir))
+
+local t0 = dispatch.now()
+local function date()
+    return string.format("%s (+%.2f s)", os.date("!%Y-%m-%d %H:%M:%S +0000"), dispatch.now() - t0)
+end
+
+-- Lua heap watch: the chunks are dispatch.data objects and must never be copied into Lua
+collectgarbage("collect")
+local heapBase = collectgarbage("count")
+local heapPeak = heapBase
+local function watchHeap()
+    local kb = collectgarbage("count")
+    if kb > heapPeak then heapPeak = kb end
+end
+
+-- tracing: the first lines of each kind per part, then a count
+local traced, traceCount, threadsSeen = {}, 0, {}
+local function trace(kind, line)
+    local t = dispatch.thread()
+    threadsSeen[t.number] = true
+    traceCount = traceCount + 1
+    traced[kind] = (traced[kind] or 0) + 1
+    if traced[kind] <= 4 then
+        print(line)
+    elseif traced[kind] == 5 then
+        print(".....")
+    end
+end
+
+-------------------------------------------------------------------- combineFileWithOneQueue
+local ioQueue = dispatch.queue("com.sinkingsoul.DispatchQueueTest.serialQueue")
+local queueGroup = dispatch.group()
+local writeFinished = dispatch.semaphore(0)
+local stop = false
+local errors = {}
+
+local ioWriteCleanupHandler = function(errorNumber)
+    print("Finished writing the file @" .. date() .. ".")
+    writeFinished:signal()
+end
+
+local ioReadCleanupHandler = function(errorNumber)
+    print("Finished reading the file.")
+end
+
+local ioWrite = dispatch.io{
+    type = "stream", path = outFile,
+    mode = "a+",                 -- O_RDWR | O_CREAT | O_APPEND
+    permissions = "0770",        -- S_IRWXU | S_IRWXG
+    queue = ioQueue, cleanup = ioWriteCleanupHandler,
+}
+ioWrite:set_limit{ high = 1024 * 1024 }
+
+print("Start @" .. date() .. ".")
+
+for index, fileName in ipairs(files) do
+    if stop then break end
+    queueGroup:enter()
+
+    local ioRead = dispatch.io{
+        type = "stream", path = fileName, mode = "r",   -- O_RDONLY
+        queue = ioQueue, cleanup = ioReadCleanupHandler,
+    }
+    ioRead:set_limit{ high = 1024 * 1024 }
+
+    print("Start reading the data of file: " .. fileName)
+
+    ioRead:read(0, math.huge, ioQueue, function(doneReading, data, error)
+        watchHeap()
+        local thread = tostring(dispatch.thread())
+        trace("read" .. index, "current read thread: " .. thread .. "--->")
+        if error > 0 or stop then
+            print("Read error, errno: " .. dispatch.errno_name(error))
+            errors[#errors + 1] = "read " .. dispatch.errno_name(error)
+            ioWrite:close()
+            stop = true
+            queueGroup:leave()   -- (not in the tutorial: leave, so the wait below cannot hang)
+            return
+        end
+
+        if data ~= nil then
+            local bytesRead = #data
+            if bytesRead > 0 then
+                queueGroup:enter()
+                ioWrite:write(0, data, ioQueue, function(doneWriting, remaining, error)
+                    watchHeap()
+                    local wthread = tostring(dispatch.thread())
+                    trace("write" .. index, "current write thread: " .. wthread .. "--->")
+                    if error > 0 or stop then
+                        print("Write error, errno: " .. dispatch.errno_name(error))
+                        errors[#errors + 1] = "write " .. dispatch.errno_name(error)
+                        ioRead:close()
+                        stop = true
+                        queueGroup:leave()
+                        return
+                    end
+                    if doneWriting then
+                        queueGroup:leave()
+                    end
+                    trace("write" .. index, "--->current write thread: " .. wthread)
+                end)
+            end
+        end
+
+        if doneReading then
+            ioRead:close()
+            if #files == index then
+                ioWrite:close()
+            end
+            queueGroup:leave()
+        end
+        trace("read" .. index, "--->current read thread: " .. thread)
+    end)
+    queueGroup:wait()   -- .distantFuture: the next part starts once this one is done
+end
+
+local finished = writeFinished:wait(60)
+local nums = {}
+for n in pairs(threadsSeen) do nums[#nums + 1] = n end
+table.sort(nums)
+print(string.format("(%d handler lines in all; the serial queue used thread(s) %s, one at a time)",
+    traceCount, table.concat(nums, ", ")))
+
+-------------------------------------------------------------------- verification
+local heapGrowth = (heapPeak - heapBase) * 1024
+print(string.format("Lua heap growth during the copy: %.0f KiB (file size %d KiB)", heapGrowth / 1024, size // 1024))
+local hIn, nIn = checksum(files)
+local hOut, nOut = checksum({ outFile })
+print(string.format("input parts: %d bytes, checksum %016x", nIn, hIn))
+print(string.format("output file: %d bytes, checksum %016x", nOut, hOut))
+
+scenario.check(finished and #errors == 0, "the write channel finished without errors")
+scenario.check(nOut == 2 * size and nOut == nIn, "the output size is the sum of the parts")
+scenario.check(hOut == hIn, "the output equals the concatenation of the parts (checksum)")
+scenario.check(heapGrowth < math.max(2 * size / 8, 2 * CHUNK),
+    "peak memory (Lua heap) stays far below the file size: chunks never became Lua strings")
+
+scenario.rmtree(dir)

@@ -1,0 +1,229 @@
+-- title: DispatchIO: combine two split files with two read and two write queues
+-- seed: 000 §9 (example 9.2, combineFileWithMoreQueues: random-access writes at offsets)
+--
+-- Like 9.1, but each part gets its own read queue and its own write queue (four serial
+-- queues working at the same time), and the output channel is a random-access channel:
+-- each chunk is written at its own offset (the sizes of the parts before it plus what has
+-- been read of this part so far), so both parts are copied at once.
+--
+-- The script makes two parts of scenario.size bytes each in a private temporary directory,
+-- checks that the output equals their concatenation (size and checksum) and removes it.
+-- Linux note: the tutorial opens the output with O_APPEND. On Linux pwrite() on an O_APPEND
+-- descriptor ignores the offset and appends, which would scramble a random-access copy,
+-- so the output is opened with mode "w" (O_WRONLY | O_CREAT | O_TRUNC) instead.
+local dispatch = require("dispatch")
+local scenario = require("scenario")
+
+local CHUNK = 1 << 20
+
+-------------------------------------------------------------------- test input and checks
+--- a pseudo-random 64 KiB block, different for each part
+local function makeBlock(seed)
+    local x = seed * 0x9E3779B97F4A7C15 + 1
+    local parts = {}
+    for i = 1, 8192 do
+        x = x * 6364136223846793005 + 1442695040888963407
+        parts[i] = string.pack("<i8", x)
+    end
+    return table.concat(parts)
+end
+
+--- write `size` bytes to `path`; every 1 MiB chunk starts with its part and chunk number
+local function makeInput(path, size, partNo)
+    local big = makeBlock(partNo):rep(CHUNK // 65536)
+    local f = assert(io.open(path, "wb"))
+    local written, k = 0, 0
+    while written < size do
+        local n = math.min(CHUNK, size - written)
+        local stamp = string.format("[part %d chunk %08d]", partNo, k)
+        if n <= #stamp then f:write(stamp:sub(1, n)) else f:write(stamp, big:sub(#stamp + 1, n)) end
+        written = written + n
+        k = k + 1
+    end
+    f:close()
+end
+
+--- 64-bit FNV-1a over 8-byte words of the files' bytes, taken as one stream; and the size
+local function checksum(paths)
+    local P = 0x100000001b3
+    local h = 0xcbf29ce484222325
+    local total, rest = 0, ""
+    local unpack = string.unpack
+    for _, path in ipairs(paths) do
+        local f = assert(io.open(path, "rb"))
+        while true do
+            local s = f:read(CHUNK)
+            if not s then break end
+            total = total + #s
+            if #rest > 0 then s = rest .. s end
+            local n = #s - #s % 64
+            for pos = 1, n, 64 do
+                local a, b, c, d, e, g, i, j = unpack("<i8i8i8i8i8i8i8i8", s, pos)
+                h = (h ~ a) * P; h = (h ~ b) * P; h = (h ~ c) * P; h = (h ~ d) * P
+                h = (h ~ e) * P; h = (h ~ g) * P; h = (h ~ i) * P; h = (h ~ j) * P
+            end
+            rest = s:sub(n + 1)
+        end
+        f:close()
+    end
+    for k = 1, #rest do h = (h ~ rest:byte(k)) * P end
+    return h, total
+end
+
+local dir = scenario.tmpdir()
+local size = scenario.size
+local files = { dir .. "/gcd.mp4.zip.001", dir .. "/gcd.mp4.zip.002" }
+local outFile = dir .. "/gcd.mp4.zip"
+makeInput(files[1], size, 1)
+makeInput(files[2], size, 2)
+print(string.format("made two parts of %d bytes each in %s", size, dir))
+
+local t0 = dispatch.now()
+local function date()
+    return string.format("%s (+%.2f s)", os.date("!%Y-%m-%d %H:%M:%S +0000"), dispatch.now() - t0)
+end
+
+local function fileSizeOf(path)
+    local f = assert(io.open(path, "rb"))
+    local n = f:seek("end")
+    f:close()
+    return n
+end
+
+-- tracing: the first lines per part and kind, then a count; which threads ran which queue
+local traced, threadsOf = {}, {}
+local function trace(kind, queueLabel, line)
+    local t = dispatch.thread()
+    threadsOf[queueLabel] = threadsOf[queueLabel] or {}
+    threadsOf[queueLabel][t.number] = true
+    traced[kind] = (traced[kind] or 0) + 1
+    if traced[kind] <= 2 then
+        print(line)
+    elseif traced[kind] == 3 then
+        print(".....")
+    end
+end
+
+-------------------------------------------------------------------- combineFileWithMoreQueues
+local fileSize = {}
+for i, file in ipairs(files) do fileSize[i] = fileSizeOf(file) end
+
+-- one read queue and one write queue per part
+local ioReadQueue1 = dispatch.queue("com.sinkingsoul.DispatchQueueTest.serialQueue1")
+local ioReadQueue2 = dispatch.queue("com.sinkingsoul.DispatchQueueTest.serialQueue2")
+local ioWriteQueue1 = dispatch.queue("com.sinkingsoul.DispatchQueueTest.serialQueue3")
+local ioWriteQueue2 = dispatch.queue("com.sinkingsoul.DispatchQueueTest.serialQueue4")
+
+local ioReadQueueArray = { ioReadQueue1, ioReadQueue2 }
+local ioWriteQueueArray = { ioWriteQueue1, ioWriteQueue2 }
+local writeFinished = dispatch.semaphore(0)
+local errors = {}
+
+local ioWriteCleanupHandler = function(errorNumber)
+    print("Finished writing the file @" .. date() .. ".")
+    writeFinished:signal()
+end
+local ioReadCleanupHandler = function(errorNumber)
+    print("Finished reading a file @" .. date() .. ".")
+end
+
+local queueGroup = dispatch.group()
+
+print("Start @" .. date() .. ".")
+
+local ioWrite = dispatch.io{
+    type = "random", path = outFile,
+    mode = "w",                  -- (the tutorial: O_RDWR | O_CREAT | O_APPEND, see the note above)
+    permissions = "0770",        -- S_IRWXU | S_IRWXG
+    queue = ioWriteQueue1, cleanup = ioWriteCleanupHandler,
+}
+ioWrite:set_limit{ high = 1024 * 1024, low = 1024 * 1024 }
+
+-- offsets: the size of the parts before each one
+table.insert(fileSize, 1, 0)
+table.remove(fileSize)
+
+for index, file in ipairs(files) do
+    dispatch.global():sync(function()
+        queueGroup:enter()
+
+        local ioRead = dispatch.io{
+            type = "stream", path = file, mode = "r",
+            queue = ioReadQueue1, cleanup = ioReadCleanupHandler,
+        }
+        ioRead:set_limit{ high = 1024 * 1024, low = 1024 * 1024 }
+
+        local writeOffsetTemp = 0
+        for k = 1, index do writeOffsetTemp = writeOffsetTemp + fileSize[k] end
+
+        local readQueue, writeQueue = ioReadQueueArray[index], ioWriteQueueArray[index]
+        ioRead:read(0, math.huge, readQueue, function(doneReading, data, error)
+            local thread = tostring(dispatch.thread())
+            trace("read" .. index, readQueue.label,
+                string.format("reading file: %s, thread: %s---->", file, thread))
+            if error > 0 then
+                print(string.format("Error reading file %s, errno: %s", file, dispatch.errno_name(error)))
+                errors[#errors + 1] = "read " .. dispatch.errno_name(error)
+                ioRead:close()
+                queueGroup:leave()   -- (not in the tutorial: so that the wait below cannot hang)
+                return
+            end
+
+            -- (the tutorial checks doneReading first; here the last chunk is queued for
+            -- writing before the group is left, so the group never empties too early)
+            if data ~= nil then
+                local bytesRead = #data
+                if bytesRead > 0 then
+                    queueGroup:enter()
+                    ioWrite:write(writeOffsetTemp, data, writeQueue, function(doneWriting, writeData, error)
+                        local wthread = tostring(dispatch.thread())
+                        trace("write" .. index, writeQueue.label,
+                            string.format("writing file: %s, thread: %s---->", file, wthread))
+                        if error > 0 then
+                            print(string.format("Error writing file %s, errno: %s", file, dispatch.errno_name(error)))
+                            errors[#errors + 1] = "write " .. dispatch.errno_name(error)
+                            ioRead:close()
+                            queueGroup:leave()
+                            return
+                        end
+                        if doneWriting then
+                            queueGroup:leave()
+                        end
+                        trace("write" .. index, writeQueue.label,
+                            string.format("---->writing file: %s, thread: %s", file, wthread))
+                    end)
+                    writeOffsetTemp = writeOffsetTemp + bytesRead
+                end
+            end
+
+            if doneReading then
+                ioRead:close()
+                queueGroup:leave()
+            end
+            trace("read" .. index, readQueue.label,
+                string.format("---->reading file: %s, thread: %s", file, thread))
+        end)
+    end)
+end
+queueGroup:wait()   -- .distantFuture
+ioWrite:close()
+
+local finished = writeFinished:wait(60)
+for _, q in ipairs({ ioReadQueue1, ioReadQueue2, ioWriteQueue1, ioWriteQueue2 }) do
+    local nums = {}
+    for n in pairs(threadsOf[q.label] or {}) do nums[#nums + 1] = n end
+    table.sort(nums)
+    print(string.format("(%s ran on thread(s) %s)", q.label, table.concat(nums, ", ")))
+end
+
+-------------------------------------------------------------------- verification
+local hIn, nIn = checksum(files)
+local hOut, nOut = checksum({ outFile })
+print(string.format("input parts: %d bytes, checksum %016x", nIn, hIn))
+print(string.format("output file: %d bytes, checksum %016x", nOut, hOut))
+
+scenario.check(finished and #errors == 0, "the write channel finished without errors")
+scenario.check(nOut == 2 * size and nOut == nIn, "the output size is the sum of the parts")
+scenario.check(hOut == hIn, "the output equals the concatenation of the parts (checksum)")
+
+scenario.rmtree(dir)
