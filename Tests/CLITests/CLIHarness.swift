@@ -56,7 +56,7 @@ enum CLI {
     /// Writes `code` to a temporary .lua file and runs it with `luadispatch run`.
     static func script(_ code: String, arguments: [String] = [], stdin: String? = nil) throws -> CLIResult {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID().uuidString).lua")
-        try code.write(to: file, atomically: true, encoding: .utf8)
+        try code.write(to: file, atomically: false, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
         return try run(["run", file.path] + arguments, stdin: stdin)
     }

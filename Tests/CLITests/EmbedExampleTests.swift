@@ -20,7 +20,7 @@ final class EmbedExampleTests: XCTestCase {
 
     func testExampleReportsScriptErrorsFromAFile() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("bad-\(UUID()).lua")
-        try "local host = require('host'); host.word_count(42)".write(to: file, atomically: true, encoding: .utf8)
+        try "local host = require('host'); host.word_count(42)".write(to: file, atomically: false, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
         let p = Process()
         p.executableURL = CLI.productsDirectory.appendingPathComponent("embed-example")
