@@ -50,6 +50,7 @@ enum Module {
         SemaphoreBinding.install(&m)
         TimeBinding.install(&m)
         ThreadBinding.install(&m)
+        ConcurrentMapBinding.install(&m)
         return (m, gc, hostCall)
     }()
 

@@ -1,0 +1,286 @@
+import CLua
+import CLuaShim
+
+/// Why a value could not be copied: what it is and where it was found, from the root.
+struct CopyError: Error {
+    enum Step {
+        case upvalue(String)
+        case field(CopiedGraph.Value)
+        /// The value is used as a key of the table.
+        case key
+        case metatable
+    }
+
+    /// "a userdata (dispatch.queue)", "a C function", "a coroutine".
+    let what: String
+    let path: [Step]
+
+    /// For the function given to `concurrent_map`, whose path starts with one of its upvalues:
+    /// "upvalue 'cfg' of function holds a C function that cannot be copied to a worker (at cfg.f)".
+    var upvalueMessage: String {
+        guard case .upvalue(let name)? = path.first else {
+            return "function holds \(what) that cannot be copied to a worker"
+        }
+        let at = path.count > 1 ? " (at \(Self.render(name, path.dropFirst())))" : ""
+        return "upvalue '\(name)' of function holds \(what) that cannot be copied to a worker\(at)"
+    }
+
+    /// For a result: "result holds a userdata (dispatch.time) that cannot be copied back (at result.t)".
+    var resultMessage: String {
+        let at = path.isEmpty ? "" : " (at \(Self.render("result", path[...])))"
+        return "result holds \(what) that cannot be copied back\(at)"
+    }
+
+    /// A Lua-like expression for the place: `cfg.list[2]`, `upvalue 'q' of cfg.f`.
+    private static func render(_ root: String, _ steps: ArraySlice<Step>) -> String {
+        var expr = root
+        for step in steps {
+            switch step {
+            case .upvalue(let name): expr = "upvalue '\(name)' of \(expr)"
+            case .key: expr = "a key of \(expr)"
+            case .metatable: expr = "getmetatable(\(expr))"
+            case .field(let key): expr += indexing(key)
+            }
+        }
+        return expr
+    }
+
+    private static func indexing(_ key: CopiedGraph.Value) -> String {
+        switch key {
+        case .string(let bytes):
+            let s = String(decoding: bytes, as: UTF8.self)
+            let letter = { (c: UInt8) in c == UInt8(ascii: "_") || (c | 0x20 >= UInt8(ascii: "a") && c | 0x20 <= UInt8(ascii: "z")) }
+            let digit = { (c: UInt8) in c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9") }
+            let identifier = bytes.first.map(letter) == true && bytes.allSatisfy { letter($0) || digit($0) }
+            return identifier ? ".\(s)" : "[\"\(s)\"]"
+        case .integer(let i): return "[\(i)]"
+        case .number(let d): return "[\(d)]"
+        case .boolean(let b): return "[\(b)]"
+        case .nil: return "[nil]"
+        case .special, .node: return "[?]"
+        }
+    }
+}
+
+/// Copies values out of one interpreter into a `CopiedGraph`.
+///
+/// Tables and Lua functions are recorded by identity, so shared and cyclic references are kept,
+/// and visited breadth-first from a work list, so deep structures need neither Swift nor Lua
+/// stack depth. While alive it keeps a table on the stack holding every object it has seen:
+/// they stay reachable, so `lua_topointer` identities cannot be reused mid-copy.
+/// Never raises (short of running out of memory).
+struct ValueCopier {
+    typealias Value = CopiedGraph.Value
+    private typealias Step = CopyError.Step
+
+    let L: OpaquePointer
+    private let seenObjects: Int32
+    private let cacheBytecode: Bool
+    private(set) var graph = CopiedGraph()
+    private var seen: [UnsafeRawPointer: Int] = [:]
+    private var upvalueOwners: [UnsafeMutableRawPointer: (node: Int, index: Int32)] = [:]
+    private var specials: [UnsafeRawPointer: CopiedGraph.Special] = [:]
+    /// For each node, where it was first found (parent -1: a root), for error messages.
+    private var origins: [(parent: Int, step: Step?)] = []
+    private var cursor = 0
+
+    /// Pushes the copier's table; the caller drops it (with `lua_settop`) when done.
+    /// `cacheBytecode`: keep each function's dump (see `bytecode`).
+    init(_ L: OpaquePointer, cacheBytecode: Bool) {
+        self.L = L
+        self.cacheBytecode = cacheBytecode
+        lua_checkstack(L, 8)
+        lua_rawgeti(L, ld_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
+        if let p = lua_topointer(L, -1) { specials[p] = .globals }
+        ld_pop(L, 1)
+        if Lua.getField(L, ld_registryindex(), LUA_LOADED_TABLE) == LUA_TTABLE {
+            for name in ["_G"] + CopiedGraph.Special.libraries {
+                if Lua.getField(L, -1, name) == LUA_TTABLE, let p = lua_topointer(L, -1), specials[p] == nil {
+                    specials[p] = name == "_G" ? .globals : .library(name)
+                }
+                ld_pop(L, 1)
+            }
+        }
+        ld_pop(L, 1)
+        lua_createtable(L, 0, 0)
+        seenObjects = lua_gettop(L)
+    }
+
+    /// Copies the value at `index` (with everything it reaches) and appends it to the roots.
+    /// On failure the graph is left as it was before the call.
+    @discardableResult
+    mutating func root(_ index: Int32) throws(CopyError) -> Value {
+        let i = lua_absindex(L, index)
+        let mark = graph.nodes.count
+        do {
+            let v = try value(i, parent: -1, step: nil)
+            while cursor < graph.nodes.count {
+                try fill(cursor)
+                cursor += 1
+            }
+            graph.roots.append(v)
+            return v
+        } catch {
+            graph.nodes.removeSubrange(mark...)
+            origins.removeSubrange(mark...)
+            seen = seen.filter { $0.value < mark }
+            upvalueOwners = upvalueOwners.filter { $0.value.node < mark }
+            cursor = mark
+            throw error
+        }
+    }
+
+    /// Appends a root without reading a stack slot (a failed iteration).
+    mutating func appendRoot(_ v: Value) { graph.roots.append(v) }
+
+    private mutating func value(_ i: Int32, parent: Int, step: Step?) throws(CopyError) -> Value {
+        switch lua_type(L, i) {
+        case LUA_TNIL: return .nil
+        case LUA_TBOOLEAN: return .boolean(lua_toboolean(L, i) != 0)
+        case LUA_TNUMBER:
+            if lua_isinteger(L, i) != 0 { return .integer(lua_tointegerx(L, i, nil)) }
+            return .number(lua_tonumberx(L, i, nil))
+        case LUA_TSTRING:
+            var len = 0
+            let p = lua_tolstring(L, i, &len)!
+            return .string(Array(UnsafeRawBufferPointer(start: p, count: len)))
+        case LUA_TTABLE:
+            let p = lua_topointer(L, i)!
+            if let s = specials[p] { return .special(s) }
+            return node(i, p, parent: parent, step: step)
+        case LUA_TFUNCTION:
+            guard lua_iscfunction(L, i) == 0 else { throw failure("a C function", parent, step) }
+            return node(i, lua_topointer(L, i)!, parent: parent, step: step)
+        case LUA_TUSERDATA:
+            throw failure("a userdata" + (userdataName(i).map { " (\($0))" } ?? ""), parent, step)
+        case LUA_TLIGHTUSERDATA: throw failure("a light userdata", parent, step)
+        case LUA_TTHREAD: throw failure("a coroutine", parent, step)
+        default: throw failure("a \(String(cString: ld_typename(L, i))) value", parent, step)
+        }
+    }
+
+    private mutating func node(_ i: Int32, _ p: UnsafeRawPointer, parent: Int, step: Step?) -> Value {
+        if let k = seen[p] { return .node(k) }
+        let k = graph.nodes.count
+        graph.nodes.append(.table(array: [], hash: [], metatable: nil))  // filled by `fill`
+        origins.append((parent, step))
+        seen[p] = k
+        lua_pushvalue(L, i)
+        lua_rawseti(L, seenObjects, lua_Integer(k + 1))
+        return .node(k)
+    }
+
+    /// Records the contents of node `k`: a table's entries and metatable, or a function's
+    /// bytecode and upvalues (joined when another copied function shares the variable).
+    private mutating func fill(_ k: Int) throws(CopyError) {
+        lua_checkstack(L, 8)
+        lua_rawgeti(L, seenObjects, lua_Integer(k + 1))
+        let object = lua_gettop(L)
+        defer { lua_settop(L, object - 1) }
+        if lua_type(L, object) == LUA_TTABLE {
+            var array: [Value] = [], hash: [CopiedGraph.Entry] = []
+            lua_pushnil(L)
+            while lua_next(L, object) != 0 {
+                let key = try value(object + 1, parent: k, step: .key)
+                let v = try value(object + 2, parent: k, step: .field(key))
+                if hash.isEmpty, case .integer(let n) = key, n == array.count + 1 {
+                    array.append(v)
+                } else {
+                    hash.append(CopiedGraph.Entry(key: key, value: v))
+                }
+                ld_pop(L, 1)
+            }
+            var metatable: Value?
+            if lua_getmetatable(L, object) != 0 {
+                metatable = try value(object + 1, parent: k, step: .metatable)
+                ld_pop(L, 1)
+            }
+            graph.nodes[k] = .table(array: array, hash: hash, metatable: metatable)
+        } else {
+            let code = bytecode(object)
+            var upvalues: [CopiedGraph.Upvalue] = []
+            var n: Int32 = 1
+            while let name = lua_getupvalue(L, object, n) {
+                if let id = lua_upvalueid(L, object, n), let owner = upvalueOwners[id] {
+                    upvalues.append(.shared(node: owner.node, index: owner.index))
+                } else {
+                    if let id = lua_upvalueid(L, object, n) { upvalueOwners[id] = (k, n) }
+                    upvalues.append(.value(try value(object + 1, parent: k, step: .upvalue(String(cString: name)))))
+                }
+                ld_pop(L, 1)
+                n += 1
+            }
+            graph.nodes[k] = .function(bytecode: code, upvalues: upvalues)
+        }
+    }
+
+    /// Registry key of the bytecode cache: a weak-keyed table, function -> dump.
+    private static let cacheKey = "luadispatch.concurrent_map.bytecode"
+
+    /// The dump of the Lua function at `i` (with debug info, so that errors keep their lines).
+    ///
+    /// The cache is keyed by the function object: the API does not expose the prototype, and
+    /// keying by a hash of the dump would need the dump, which is the cost being saved. A script
+    /// that calls `concurrent_map` repeatedly with the same function (and helpers) dumps it once;
+    /// weak keys let the entry go with the function.
+    private func bytecode(_ i: Int32) -> [UInt8] {
+        var cache: Int32 = 0
+        if cacheBytecode {
+            if Lua.getField(L, ld_registryindex(), Self.cacheKey) != LUA_TTABLE {
+                ld_pop(L, 1)
+                lua_createtable(L, 0, 0)
+                lua_createtable(L, 0, 1)
+                Lua.push(L, "k")
+                Lua.setField(L, -2, "__mode")
+                lua_setmetatable(L, -2)
+                lua_pushvalue(L, -1)
+                Lua.setField(L, ld_registryindex(), Self.cacheKey)
+            }
+            cache = lua_gettop(L)
+            lua_pushvalue(L, i)
+            if lua_rawget(L, cache) == LUA_TSTRING {
+                var len = 0
+                let p = lua_tolstring(L, -1, &len)!
+                defer { lua_settop(L, cache - 1) }
+                return Array(UnsafeRawBufferPointer(start: p, count: len))
+            }
+            ld_pop(L, 1)
+        }
+        var bytes: [UInt8] = []
+        lua_pushvalue(L, i)
+        withUnsafeMutablePointer(to: &bytes) { out in
+            _ = lua_dump(L, { _, p, size, out in
+                out!.assumingMemoryBound(to: [UInt8].self).pointee
+                    .append(contentsOf: UnsafeRawBufferPointer(start: p, count: size))
+                return 0
+            }, out, 0)
+        }
+        ld_pop(L, 1)
+        if cacheBytecode {
+            lua_pushvalue(L, i)
+            bytes.withUnsafeBufferPointer { buf in
+                buf.withMemoryRebound(to: CChar.self) { _ = lua_pushlstring(L, $0.baseAddress, $0.count) }
+            }
+            lua_rawset(L, cache)
+            lua_settop(L, cache - 1)
+        }
+        return bytes
+    }
+
+    private func userdataName(_ i: Int32) -> String? {
+        guard lua_getmetatable(L, i) != 0 else { return nil }
+        defer { ld_pop(L, 2) }
+        _ = Lua.getField(L, -1, "__name")
+        return Lua.string(L, -1)
+    }
+
+    private func failure(_ what: String, _ parent: Int, _ step: Step?) -> CopyError {
+        var steps: [Step] = step.map { [$0] } ?? []
+        var p = parent
+        while p >= 0 {
+            if let s = origins[p].step { steps.append(s) }
+            p = origins[p].parent
+        }
+        return CopyError(what: what, path: steps.reversed())
+    }
+}
