@@ -262,4 +262,23 @@ final class ConcurrentMapTests: XCTestCase {
         XCTAssertEqual(shared.workers.compactMap { $0() }.count, 0, "every worker was released at thread exit")
         XCTAssertGreaterThanOrEqual(during - WorkerInterpreter.live.load(ordering: .relaxed), count)
     }
+
+    /// Dispatch's pool threads exit after about 5 s idle; their workers must go with them.
+    func testDispatchPoolWorkersAreClosedAfterTheirThreadsIdleOut() throws {
+        lua("""
+            dispatch.concurrent_map(16, function()
+                local s = 0
+                for k = 1, 1e6 do s = s + k end
+                return s
+            end, {chunk = 1})
+            """)
+        let after = WorkerInterpreter.live.load(ordering: .relaxed)
+        // The calling thread keeps its worker; with one in all, no pool thread took a task.
+        try XCTSkipIf(after <= 1, "no Dispatch pool thread ran a task")
+        let deadline = DispatchTime.now() + 60
+        while WorkerInterpreter.live.load(ordering: .relaxed) >= after && DispatchTime.now() < deadline {
+            usleep(100_000)
+        }
+        XCTAssertLessThan(WorkerInterpreter.live.load(ordering: .relaxed), after)
+    }
 }

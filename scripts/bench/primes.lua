@@ -34,13 +34,18 @@ for part = 1, parts do serial = serial + count(range(part)) end
 local tSerial = dispatch.now() - t0
 
 t0 = dispatch.now()
-local counts = dispatch.concurrent_map(parts, function(part) return count(range(part)) end, {chunk = 1})
+local counts = dispatch.concurrent_map(parts, function(part)
+    return {count(range(part)), dispatch.thread().number}
+end, {chunk = 1})
 local tParallel = dispatch.now() - t0
-local parallel = 0
-for _, c in ipairs(counts) do parallel = parallel + c end
+local parallel, threads, nthreads = 0, {}, 0
+for _, c in ipairs(counts) do
+    parallel = parallel + c[1]
+    if not threads[c[2]] then threads[c[2]], nthreads = true, nthreads + 1 end
+end
 
 assert(serial == parallel, ("counts differ: %d vs %d"):format(serial, parallel))
 print(("primes below %d: %d"):format(limit, serial))
 print(("serial:         %8.0f ms"):format(tSerial * 1000))
-print(("concurrent_map: %8.0f ms (%d parts)"):format(tParallel * 1000, parts))
+print(("concurrent_map: %8.0f ms (%d parts on %d threads)"):format(tParallel * 1000, parts, nthreads))
 print(("speedup:        %8.2fx"):format(tSerial / tParallel))

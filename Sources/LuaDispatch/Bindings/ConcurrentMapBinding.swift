@@ -74,17 +74,18 @@ enum ConcurrentMapBinding {
         let results = lua_gettop(L)
         for (t, slot) in slots.buffer.enumerated() {
             guard let values = slot?.values else { continue }
-            guard let objects = values.build(in: L) else {
+            let built: Void? = values.build(in: L) { push in
+                for (j, v) in values.roots.enumerated() {
+                    if case .nil = v { continue }
+                    push(v)
+                    lua_rawseti(L, results, lua_Integer(t * size + j + 1))
+                }
+            }
+            guard built != nil else {
                 let message = Lua.string(L, -1) ?? "cannot load a function"
                 lua_settop(L, results - 1)
                 throw .message("concurrent_map: iteration \(t * size + 1): \(message)")
             }
-            for (j, v) in values.roots.enumerated() {
-                if case .nil = v { continue }
-                values.push(v, in: L, objects: objects)
-                lua_rawseti(L, results, lua_Integer(t * size + j + 1))
-            }
-            lua_settop(L, results)
         }
         return 1
     }

@@ -5,10 +5,16 @@ import CLuaShim
 struct CopyError: Error {
     enum Step {
         case upvalue(String)
-        case field(CopiedGraph.Value)
+        case field(Key)
         /// The value is used as a key of the table.
         case key
         case metatable
+    }
+
+    /// A table key as an error message shows it: a string, or the text of another value.
+    enum Key {
+        case string(String)
+        case other(String)
     }
 
     /// "a userdata (dispatch.queue)", "a C function", "a coroutine".
@@ -45,19 +51,14 @@ struct CopyError: Error {
         return expr
     }
 
-    private static func indexing(_ key: CopiedGraph.Value) -> String {
+    private static func indexing(_ key: CopyError.Key) -> String {
         switch key {
-        case .string(let bytes):
-            let s = String(decoding: bytes, as: UTF8.self)
+        case .string(let s):
             let letter = { (c: UInt8) in c == UInt8(ascii: "_") || (c | 0x20 >= UInt8(ascii: "a") && c | 0x20 <= UInt8(ascii: "z")) }
             let digit = { (c: UInt8) in c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9") }
-            let identifier = bytes.first.map(letter) == true && bytes.allSatisfy { letter($0) || digit($0) }
+            let identifier = s.utf8.first.map(letter) == true && s.utf8.allSatisfy { letter($0) || digit($0) }
             return identifier ? ".\(s)" : "[\"\(s)\"]"
-        case .integer(let i): return "[\(i)]"
-        case .number(let d): return "[\(d)]"
-        case .boolean(let b): return "[\(b)]"
-        case .nil: return "[nil]"
-        case .special, .node: return "[?]"
+        case .other(let text): return "[\(text)]"
         }
     }
 }
@@ -71,14 +72,21 @@ struct CopyError: Error {
 /// Never raises (short of running out of memory).
 struct ValueCopier {
     typealias Value = CopiedGraph.Value
-    private typealias Step = CopyError.Step
+
+    /// Where a node was first found, kept cheap (keys as copied values) until an error needs it.
+    private enum Step {
+        case upvalue(String)
+        case field(Value)
+        case key
+        case metatable
+    }
 
     let L: OpaquePointer
     private let seenObjects: Int32
     private let cacheBytecode: Bool
     private(set) var graph = CopiedGraph()
     private var seen: [UnsafeRawPointer: Int] = [:]
-    private var upvalueOwners: [UnsafeMutableRawPointer: (node: Int, index: Int32)] = [:]
+    private var upvalueOwners: [UnsafeMutableRawPointer: (node: Int32, index: Int32)] = [:]
     private var specials: [UnsafeRawPointer: CopiedGraph.Special] = [:]
     /// For each node, where it was first found (parent -1: a root), for error messages.
     private var origins: [(parent: Int, step: Step?)] = []
@@ -94,9 +102,9 @@ struct ValueCopier {
         if let p = lua_topointer(L, -1) { specials[p] = .globals }
         ld_pop(L, 1)
         if Lua.getField(L, ld_registryindex(), LUA_LOADED_TABLE) == LUA_TTABLE {
-            for name in ["_G"] + CopiedGraph.Special.libraries {
-                if Lua.getField(L, -1, name) == LUA_TTABLE, let p = lua_topointer(L, -1), specials[p] == nil {
-                    specials[p] = name == "_G" ? .globals : .library(name)
+            for special in CopiedGraph.Special.allCases {
+                if Lua.getField(L, -1, special.rawValue) == LUA_TTABLE, let p = lua_topointer(L, -1), specials[p] == nil {
+                    specials[p] = special
                 }
                 ld_pop(L, 1)
             }
@@ -111,7 +119,7 @@ struct ValueCopier {
     @discardableResult
     mutating func root(_ index: Int32) throws(CopyError) -> Value {
         let i = lua_absindex(L, index)
-        let mark = graph.nodes.count
+        let marks = (graph.nodes.count, graph.values.count, graph.upvalues.count, graph.bytes.count)
         do {
             let v = try value(i, parent: -1, step: nil)
             while cursor < graph.nodes.count {
@@ -121,11 +129,14 @@ struct ValueCopier {
             graph.roots.append(v)
             return v
         } catch {
-            graph.nodes.removeSubrange(mark...)
-            origins.removeSubrange(mark...)
-            seen = seen.filter { $0.value < mark }
-            upvalueOwners = upvalueOwners.filter { $0.value.node < mark }
-            cursor = mark
+            graph.nodes.removeSubrange(marks.0...)
+            graph.values.removeSubrange(marks.1...)
+            graph.upvalues.removeSubrange(marks.2...)
+            graph.bytes.removeSubrange(marks.3...)
+            origins.removeSubrange(marks.0...)
+            seen = seen.filter { $0.value < marks.0 }
+            upvalueOwners = upvalueOwners.filter { $0.value.node < marks.0 }
+            cursor = marks.0
             throw error
         }
     }
@@ -143,7 +154,7 @@ struct ValueCopier {
         case LUA_TSTRING:
             var len = 0
             let p = lua_tolstring(L, i, &len)!
-            return .string(Array(UnsafeRawBufferPointer(start: p, count: len)))
+            return .string(try append(UnsafeRawBufferPointer(start: p, count: len), parent, step))
         case LUA_TTABLE:
             let p = lua_topointer(L, i)!
             if let s = specials[p] { return .special(s) }
@@ -159,10 +170,24 @@ struct ValueCopier {
         }
     }
 
+    /// Adds bytes to the pool.
+    private mutating func append(_ bytes: UnsafeRawBufferPointer, _ parent: Int, _ step: Step?) throws(CopyError) -> CopiedGraph.Span {
+        let span = try reserve(bytes.count, parent, step)
+        graph.bytes.append(contentsOf: bytes)
+        return span
+    }
+
+    /// The span `count` bytes appended next will occupy; pool offsets are 32-bit.
+    private func reserve(_ count: Int, _ parent: Int, _ step: Step?) throws(CopyError) -> CopiedGraph.Span {
+        let start = graph.bytes.count
+        guard start + count <= Int(UInt32.max) else { throw failure("more than 4 GiB of strings and code", parent, step) }
+        return CopiedGraph.Span(start: UInt32(start), count: UInt32(count))
+    }
+
     private mutating func node(_ i: Int32, _ p: UnsafeRawPointer, parent: Int, step: Step?) -> Value {
         if let k = seen[p] { return .node(k) }
         let k = graph.nodes.count
-        graph.nodes.append(.table(array: [], hash: [], metatable: nil))  // filled by `fill`
+        graph.nodes.append(.table(first: 0, arrayCount: 0, hashCount: 0, metatable: nil))  // see `fill`
         origins.append((parent, step))
         seen[p] = k
         lua_pushvalue(L, i)
@@ -171,60 +196,67 @@ struct ValueCopier {
     }
 
     /// Records the contents of node `k`: a table's entries and metatable, or a function's
-    /// bytecode and upvalues (joined when another copied function shares the variable).
+    /// bytecode and upvalues (joined when another copied function shares the variable). Each
+    /// node's entries are contiguous: values met inside are only registered, filled later.
     private mutating func fill(_ k: Int) throws(CopyError) {
         lua_checkstack(L, 8)
         lua_rawgeti(L, seenObjects, lua_Integer(k + 1))
         let object = lua_gettop(L)
         defer { lua_settop(L, object - 1) }
         if lua_type(L, object) == LUA_TTABLE {
-            var array: [Value] = [], hash: [CopiedGraph.Entry] = []
+            let first = graph.values.count
+            var arrayCount: Int32 = 0, hashCount: Int32 = 0
             lua_pushnil(L)
             while lua_next(L, object) != 0 {
                 let key = try value(object + 1, parent: k, step: .key)
                 let v = try value(object + 2, parent: k, step: .field(key))
-                if hash.isEmpty, case .integer(let n) = key, n == array.count + 1 {
-                    array.append(v)
+                if hashCount == 0, case .integer(let n) = key, n == arrayCount + 1, arrayCount < Int32.max {
+                    graph.values.append(v)
+                    arrayCount += 1
                 } else {
-                    hash.append(CopiedGraph.Entry(key: key, value: v))
+                    graph.values.append(key)
+                    graph.values.append(v)
+                    hashCount += 1
                 }
                 ld_pop(L, 1)
             }
             var metatable: Value?
             if lua_getmetatable(L, object) != 0 {
                 metatable = try value(object + 1, parent: k, step: .metatable)
-                ld_pop(L, 1)
             }
-            graph.nodes[k] = .table(array: array, hash: hash, metatable: metatable)
+            graph.nodes[k] = .table(first: first, arrayCount: arrayCount, hashCount: hashCount, metatable: metatable)
         } else {
-            let code = bytecode(object)
-            var upvalues: [CopiedGraph.Upvalue] = []
+            let code = try bytecode(object, k)
+            let first = graph.upvalues.count
             var n: Int32 = 1
             while let name = lua_getupvalue(L, object, n) {
-                if let id = lua_upvalueid(L, object, n), let owner = upvalueOwners[id] {
-                    upvalues.append(.shared(node: owner.node, index: owner.index))
+                let id = lua_upvalueid(L, object, n)
+                if let id, let owner = upvalueOwners[id] {
+                    graph.upvalues.append(.shared(node: owner.node, index: owner.index))
                 } else {
-                    if let id = lua_upvalueid(L, object, n) { upvalueOwners[id] = (k, n) }
-                    upvalues.append(.value(try value(object + 1, parent: k, step: .upvalue(String(cString: name)))))
+                    if let id { upvalueOwners[id] = (Int32(k), n) }
+                    graph.upvalues.append(.value(try value(object + 1, parent: k, step: .upvalue(String(cString: name)))))
                 }
                 ld_pop(L, 1)
                 n += 1
             }
-            graph.nodes[k] = .function(bytecode: code, upvalues: upvalues)
+            graph.nodes[k] = .function(code: code, first: first, upvalueCount: n - 1)
         }
     }
 
     /// Registry key of the bytecode cache: a weak-keyed table, function -> dump.
     private static let cacheKey = "luadispatch.concurrent_map.bytecode"
 
-    /// The dump of the Lua function at `i` (with debug info, so that errors keep their lines).
+    /// Adds the dump of the Lua function at `i` to the pool (with debug info, so that errors
+    /// keep their lines).
     ///
     /// The cache is keyed by the function object: the API does not expose the prototype, and
     /// keying by a hash of the dump would need the dump, which is the cost being saved. A script
     /// that calls `concurrent_map` repeatedly with the same function (and helpers) dumps it once;
     /// weak keys let the entry go with the function.
-    private func bytecode(_ i: Int32) -> [UInt8] {
-        var cache: Int32 = 0
+    private mutating func bytecode(_ i: Int32, _ k: Int) throws(CopyError) -> CopiedGraph.Span {
+        let top = lua_gettop(L)
+        defer { lua_settop(L, top) }
         if cacheBytecode {
             if Lua.getField(L, ld_registryindex(), Self.cacheKey) != LUA_TTABLE {
                 ld_pop(L, 1)
@@ -236,19 +268,17 @@ struct ValueCopier {
                 lua_pushvalue(L, -1)
                 Lua.setField(L, ld_registryindex(), Self.cacheKey)
             }
-            cache = lua_gettop(L)
             lua_pushvalue(L, i)
-            if lua_rawget(L, cache) == LUA_TSTRING {
+            if lua_rawget(L, top + 1) == LUA_TSTRING {
                 var len = 0
                 let p = lua_tolstring(L, -1, &len)!
-                defer { lua_settop(L, cache - 1) }
-                return Array(UnsafeRawBufferPointer(start: p, count: len))
+                return try append(UnsafeRawBufferPointer(start: p, count: len), origins[k].parent, origins[k].step)
             }
             ld_pop(L, 1)
         }
-        var bytes: [UInt8] = []
+        var dump: [UInt8] = []
         lua_pushvalue(L, i)
-        withUnsafeMutablePointer(to: &bytes) { out in
+        withUnsafeMutablePointer(to: &dump) { out in
             _ = lua_dump(L, { _, p, size, out in
                 out!.assumingMemoryBound(to: [UInt8].self).pointee
                     .append(contentsOf: UnsafeRawBufferPointer(start: p, count: size))
@@ -258,13 +288,14 @@ struct ValueCopier {
         ld_pop(L, 1)
         if cacheBytecode {
             lua_pushvalue(L, i)
-            bytes.withUnsafeBufferPointer { buf in
+            dump.withUnsafeBufferPointer { buf in
                 buf.withMemoryRebound(to: CChar.self) { _ = lua_pushlstring(L, $0.baseAddress, $0.count) }
             }
-            lua_rawset(L, cache)
-            lua_settop(L, cache - 1)
+            lua_rawset(L, top + 1)
         }
-        return bytes
+        let span = try reserve(dump.count, origins[k].parent, origins[k].step)
+        graph.bytes.append(contentsOf: dump)
+        return span
     }
 
     private func userdataName(_ i: Int32) -> String? {
@@ -281,6 +312,24 @@ struct ValueCopier {
             if let s = origins[p].step { steps.append(s) }
             p = origins[p].parent
         }
-        return CopyError(what: what, path: steps.reversed())
+        return CopyError(what: what, path: steps.reversed().map(describe))
+    }
+
+    private func describe(_ step: Step) -> CopyError.Step {
+        switch step {
+        case .upvalue(let name): return .upvalue(name)
+        case .key: return .key
+        case .metatable: return .metatable
+        case .field(let key):
+            switch key {
+            case .string(let s):
+                let bytes = graph.bytes[Int(s.start)..<Int(s.start) + Int(s.count)]
+                return .field(.string(String(decoding: bytes, as: UTF8.self)))
+            case .integer(let i): return .field(.other("\(i)"))
+            case .number(let d): return .field(.other("\(d)"))
+            case .boolean(let b): return .field(.other("\(b)"))
+            case .nil, .special, .node: return .field(.other("?"))
+            }
+        }
     }
 }

@@ -83,7 +83,7 @@ final class WorkerInterpreter {
             buf.withMemoryRebound(to: CChar.self) { ld_loadbuffer(L, $0.baseAddress, $0.count, "=worker") }
         }
         guard status == LUA_OK else { return }
-        CopiedGraph.Special.library("dispatch").push(L)
+        CopiedGraph.Special.dispatch.push(L)
         _ = ld_pcall(L, 1, 0, 0)
     }
 
@@ -109,37 +109,36 @@ final class WorkerInterpreter {
             lua_rawseti(L, ld_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
             lua_settop(L, top)
         }
-        var result = ChunkResult()
         lua_checkstack(L, 16)
         pushFreshGlobals(L)
         lua_rawseti(L, ld_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
         lua_pushcclosure(L, ld_msgh, 0)
         let handler = lua_gettop(L)
-        guard let objects = fn.build(in: L) else {
-            result.error = (range.lowerBound, Lua.string(L, -1) ?? "cannot load the function")
+        let built: ChunkResult? = fn.build(in: L) { push in
+            push(fn.roots[0])
+            let f = lua_gettop(L)
+            var result = ChunkResult()
+            var copier = ValueCopier(L, cacheBytecode: false)
+            for i in range {
+                lua_pushvalue(L, f)
+                lua_pushinteger(L, lua_Integer(i))
+                if ld_pcall(L, 1, 1, handler) == LUA_OK {
+                    do throws(CopyError) {
+                        try copier.root(-1)
+                    } catch {
+                        copier.appendRoot(.nil)
+                        if result.error == nil { result.error = (i, error.resultMessage) }
+                    }
+                } else {
+                    copier.appendRoot(.nil)
+                    if result.error == nil { result.error = (i, Self.message(L)) }
+                }
+                ld_pop(L, 1)
+            }
+            result.values = copier.graph
             return result
         }
-        fn.push(fn.roots[0], in: L, objects: objects)
-        let f = lua_gettop(L)
-        var copier = ValueCopier(L, cacheBytecode: false)
-        for i in range {
-            lua_pushvalue(L, f)
-            lua_pushinteger(L, lua_Integer(i))
-            if ld_pcall(L, 1, 1, handler) == LUA_OK {
-                do throws(CopyError) {
-                    try copier.root(-1)
-                } catch {
-                    copier.appendRoot(.nil)
-                    if result.error == nil { result.error = (i, error.resultMessage) }
-                }
-            } else {
-                copier.appendRoot(.nil)
-                if result.error == nil { result.error = (i, Self.message(L)) }
-            }
-            ld_pop(L, 1)
-        }
-        result.values = copier.graph
-        return result
+        return built ?? ChunkResult(error: (range.lowerBound, Lua.string(L, -1) ?? "cannot load the function"))
     }
 
     /// A new table with the worker's standard globals, and `_G` pointing to itself.
