@@ -67,8 +67,9 @@ struct CopyError: Error {
 ///
 /// Tables and Lua functions are recorded by identity, so shared and cyclic references are kept,
 /// and visited breadth-first from a work list, so deep structures need neither Swift nor Lua
-/// stack depth. While alive it keeps a table on the stack holding every object it has seen:
-/// they stay reachable, so `lua_topointer` identities cannot be reused mid-copy.
+/// stack depth. Identity is looked up in Lua tables kept on the stack while the copier is alive
+/// (a Lua lookup by object is cheaper than hashing pointers in Swift), and they keep every object
+/// seen reachable while the copy is in progress.
 /// Never raises (short of running out of memory).
 struct ValueCopier {
     typealias Value = CopiedGraph.Value
@@ -82,36 +83,43 @@ struct ValueCopier {
     }
 
     let L: OpaquePointer
+    /// Node index + 1 -> object, to fill nodes later.
     private let seenObjects: Int32
+    /// Object -> node index, or -1 - the index of a `Special`.
+    private let seenIndex: Int32
     private let cacheBytecode: Bool
     private(set) var graph = CopiedGraph()
-    private var seen: [UnsafeRawPointer: Int] = [:]
     private var upvalueOwners: [UnsafeMutableRawPointer: (node: Int32, index: Int32)] = [:]
-    private var specials: [UnsafeRawPointer: CopiedGraph.Special] = [:]
     /// For each node, where it was first found (parent -1: a root), for error messages.
     private var origins: [(parent: Int, step: Step?)] = []
     private var cursor = 0
 
-    /// Pushes the copier's table; the caller drops it (with `lua_settop`) when done.
+    /// Pushes the copier's tables; the caller drops them (with `lua_settop`) when done.
     /// `cacheBytecode`: keep each function's dump (see `bytecode`).
     init(_ L: OpaquePointer, cacheBytecode: Bool) {
         self.L = L
         self.cacheBytecode = cacheBytecode
         lua_checkstack(L, 8)
-        lua_rawgeti(L, ld_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
-        if let p = lua_topointer(L, -1) { specials[p] = .globals }
-        ld_pop(L, 1)
+        lua_createtable(L, 0, 0)
+        seenObjects = lua_gettop(L)
+        lua_createtable(L, 0, 16)
+        seenIndex = lua_gettop(L)
+        let specials = CopiedGraph.Special.allCases
         if Lua.getField(L, ld_registryindex(), LUA_LOADED_TABLE) == LUA_TTABLE {
-            for special in CopiedGraph.Special.allCases {
-                if Lua.getField(L, -1, special.rawValue) == LUA_TTABLE, let p = lua_topointer(L, -1), specials[p] == nil {
-                    specials[p] = special
+            for (n, special) in specials.enumerated() {
+                if Lua.getField(L, -1, special.rawValue) == LUA_TTABLE {
+                    lua_pushinteger(L, lua_Integer(-1 - n))
+                    lua_rawset(L, seenIndex)
+                } else {
+                    ld_pop(L, 1)
                 }
-                ld_pop(L, 1)
             }
         }
         ld_pop(L, 1)
-        lua_createtable(L, 0, 0)
-        seenObjects = lua_gettop(L)
+        // Last, so that the registry's globals win over `package.loaded._G`.
+        lua_rawgeti(L, ld_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
+        lua_pushinteger(L, lua_Integer(-1 - specials.firstIndex(of: .globals)!))
+        lua_rawset(L, seenIndex)
     }
 
     /// Copies the value at `index` (with everything it reaches) and appends it to the roots.
@@ -129,12 +137,16 @@ struct ValueCopier {
             graph.roots.append(v)
             return v
         } catch {
+            for k in marks.0..<graph.nodes.count {
+                lua_rawgeti(L, seenObjects, lua_Integer(k + 1))
+                lua_pushnil(L)
+                lua_rawset(L, seenIndex)
+            }
             graph.nodes.removeSubrange(marks.0...)
             graph.values.removeSubrange(marks.1...)
             graph.upvalues.removeSubrange(marks.2...)
             graph.bytes.removeSubrange(marks.3...)
             origins.removeSubrange(marks.0...)
-            seen = seen.filter { $0.value < marks.0 }
             upvalueOwners = upvalueOwners.filter { $0.value.node < marks.0 }
             cursor = marks.0
             throw error
@@ -156,12 +168,10 @@ struct ValueCopier {
             let p = lua_tolstring(L, i, &len)!
             return .string(try append(UnsafeRawBufferPointer(start: p, count: len), parent, step))
         case LUA_TTABLE:
-            let p = lua_topointer(L, i)!
-            if let s = specials[p] { return .special(s) }
-            return node(i, p, parent: parent, step: step)
+            return node(i, parent: parent, step: step)
         case LUA_TFUNCTION:
             guard lua_iscfunction(L, i) == 0 else { throw failure("a C function", parent, step) }
-            return node(i, lua_topointer(L, i)!, parent: parent, step: step)
+            return node(i, parent: parent, step: step)
         case LUA_TUSERDATA:
             throw failure("a userdata" + (userdataName(i).map { " (\($0))" } ?? ""), parent, step)
         case LUA_TLIGHTUSERDATA: throw failure("a light userdata", parent, step)
@@ -184,14 +194,23 @@ struct ValueCopier {
         return CopiedGraph.Span(start: UInt32(start), count: UInt32(count))
     }
 
-    private mutating func node(_ i: Int32, _ p: UnsafeRawPointer, parent: Int, step: Step?) -> Value {
-        if let k = seen[p] { return .node(k) }
+    /// The node for the table or function at `i`, registered on first sight (filled later).
+    private mutating func node(_ i: Int32, parent: Int, step: Step?) -> Value {
+        lua_pushvalue(L, i)
+        if lua_rawget(L, seenIndex) == LUA_TNUMBER {
+            let k = Int(lua_tointegerx(L, -1, nil))
+            ld_pop(L, 1)
+            return k >= 0 ? .node(k) : .special(CopiedGraph.Special.allCases[-1 - k])
+        }
+        ld_pop(L, 1)
         let k = graph.nodes.count
         graph.nodes.append(.table(first: 0, arrayCount: 0, hashCount: 0, metatable: nil))  // see `fill`
         origins.append((parent, step))
-        seen[p] = k
+        lua_pushvalue(L, i)
         lua_pushvalue(L, i)
         lua_rawseti(L, seenObjects, lua_Integer(k + 1))
+        lua_pushinteger(L, lua_Integer(k))
+        lua_rawset(L, seenIndex)
         return .node(k)
     }
 
