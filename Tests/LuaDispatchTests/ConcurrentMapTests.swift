@@ -106,6 +106,10 @@ final class ConcurrentMapTests: XCTestCase {
                 local t = r[i]
                 assert(t.a == t.b and t.a[1] == i and t.self == t and t.f(10) == 10 + i)
             end
+            -- sharing is kept among the results of one task, not across tasks
+            local shared = {}
+            local s = dispatch.concurrent_map(4, function() return shared end, {chunk = 2})
+            assert(s[1] == s[2] and s[3] == s[4] and s[1] ~= s[3] and s[1] ~= shared)
             local g = dispatch.concurrent_map(1, function() return _G end)
             assert(g[1] == _G, "the worker's globals come back as the caller's")
             """)

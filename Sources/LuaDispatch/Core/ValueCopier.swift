@@ -116,7 +116,7 @@ struct ValueCopier {
             }
         }
         ld_pop(L, 1)
-        // Last, so that the registry's globals win over `package.loaded._G`.
+        // In a worker task the registry's globals are the task's fresh table, not `_G`'s.
         lua_rawgeti(L, ld_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
         lua_pushinteger(L, lua_Integer(-1 - specials.firstIndex(of: .globals)!))
         lua_rawset(L, seenIndex)
