@@ -28,16 +28,16 @@ local function range(part)
     return lo, math.min(lo + size - 1, limit - 1)
 end
 
-local t0 = dispatch.now()
+local t0, c0 = dispatch.now(), os.clock()
 local serial = 0
 for part = 1, parts do serial = serial + count(range(part)) end
-local tSerial = dispatch.now() - t0
+local tSerial, cSerial = dispatch.now() - t0, os.clock() - c0
 
-t0 = dispatch.now()
+t0, c0 = dispatch.now(), os.clock()
 local counts = dispatch.concurrent_map(parts, function(part)
     return {count(range(part)), dispatch.thread().number}
 end, {chunk = 1})
-local tParallel = dispatch.now() - t0
+local tParallel, cParallel = dispatch.now() - t0, os.clock() - c0
 local parallel, threads, nthreads = 0, {}, 0
 for _, c in ipairs(counts) do
     parallel = parallel + c[1]
@@ -46,6 +46,7 @@ end
 
 assert(serial == parallel, ("counts differ: %d vs %d"):format(serial, parallel))
 print(("primes below %d: %d"):format(limit, serial))
-print(("serial:         %8.0f ms"):format(tSerial * 1000))
-print(("concurrent_map: %8.0f ms (%d parts on %d threads)"):format(tParallel * 1000, parts, nthreads))
+-- CPU time (os.clock, all threads) shows whether a poor speedup is overhead or a busy machine.
+print(("serial:         %8.0f ms (%.0f ms CPU)"):format(tSerial * 1000, cSerial * 1000))
+print(("concurrent_map: %8.0f ms (%.0f ms CPU; %d parts on %d threads)"):format(tParallel * 1000, cParallel * 1000, parts, nthreads))
 print(("speedup:        %8.2fx"):format(tSerial / tParallel))
