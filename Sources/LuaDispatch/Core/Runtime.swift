@@ -324,7 +324,7 @@ final class LuaRef: @unchecked Sendable {
 final class QueueRegistry: @unchecked Sendable {
     private let queues = Mutex<[ObjectIdentifier: Unmanaged<QueueObject>]>([:])
 
-    func add(_ q: QueueObject) { _ = queues.withLock { $0[ObjectIdentifier(q)] = .passUnretained(q) } }
+    func add(_ q: QueueObject) { queues.withLock { $0[ObjectIdentifier(q)] = .passUnretained(q) } }
     func remove(_ q: QueueObject) { _ = queues.withLock { $0.removeValue(forKey: ObjectIdentifier(q)) } }
 
     /// Calls `body` with every live queue; queues being deinitialised wait until it returns.
