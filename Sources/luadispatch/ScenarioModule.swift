@@ -21,7 +21,6 @@ enum ScenarioModule {
           else
             M.failures = M.failures + 1
             print("FAILED: " .. what)
-            io.stderr:write("FAILED: " .. what .. "\\n")
             host.fail(what)
           end
           return cond
