@@ -14,7 +14,7 @@ final class QueueObject: @unchecked Sendable {
     let qos: String
     let kind: Kind
     /// The queue this one targets (nil: a global queue). Changed only under the interpreter lock.
-    var target: QueueObject?
+    @exclusivity(unchecked) var target: QueueObject?
     let suspensions = Atomic<Int>(0)
     let inactive: Atomic<Bool>
     /// Blocks submitted and not yet started, for the report of work left at exit.

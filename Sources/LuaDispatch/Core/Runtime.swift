@@ -27,13 +27,15 @@ public final class Runtime: @unchecked Sendable {
     /// Whether the main thread is servicing the main queue (and must be woken when idle).
     let drivingMainQueue = Atomic<Bool>(false)
 
-    private var pool: [OpaquePointer] = []
-    private var anchorsRef: Int32 = LUA_NOREF
+    // State below changes only under the interpreter lock, which is what makes it exclusive:
+    // Swift's dynamic exclusivity checks on these hot paths would only cost time.
+    @exclusivity(unchecked) private var pool: [OpaquePointer] = []
+    @exclusivity(unchecked) private var anchorsRef: Int32 = LUA_NOREF
     private let deferredRefs = Mutex<[Int32]>([])
     private let hasDeferredRefs = Atomic<Bool>(false)
 
     /// Lua error handler set by `dispatch.set_error_handler` (a registry ref), under the lock.
-    var errorHandlerRef: Int32 = LUA_NOREF
+    @exclusivity(unchecked) var errorHandlerRef: Int32 = LUA_NOREF
     /// Every live queue made by this runtime, for the report of work left at exit.
     let queues = QueueRegistry()
     /// The runtime's view of `DispatchQueue.main` and the global queues.
@@ -60,7 +62,7 @@ public final class Runtime: @unchecked Sendable {
     }
 
     /// Set by `close()`, under the lock: blocks that start afterwards do nothing.
-    private(set) var isClosed = false
+    @exclusivity(unchecked) private(set) var isClosed = false
     private let idleWaiters = Atomic<Int>(0)
     private let idleSignal = DispatchSemaphore(value: 0)
 
