@@ -20,7 +20,7 @@ final class ReadinessTests: XCTestCase {
 
     func testRegularFilesArePlainlyReady() throws {
         let path = NSTemporaryDirectory() + "readiness-\(UUID().uuidString)"
-        FileManager.default.createFile(atPath: path, contents: Data("twelve bytes".utf8))
+        XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data("twelve bytes".utf8)))
         defer { try? FileManager.default.removeItem(atPath: path) }
         let run = runLua("""
             local fd = assert(dispatch.fd.open("\(path)", "r"))
