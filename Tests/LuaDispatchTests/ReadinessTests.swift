@@ -20,7 +20,7 @@ final class ReadinessTests: XCTestCase {
 
     func testRegularFilesArePlainlyReady() throws {
         let path = NSTemporaryDirectory() + "readiness-\(UUID().uuidString)"
-        XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data("twelve bytes".utf8)))
+        XCTAssertNoThrow(try Data("twelve bytes".utf8).write(to: URL(fileURLWithPath: path)))
         defer { try? FileManager.default.removeItem(atPath: path) }
         let run = runLua("""
             local fd = assert(dispatch.fd.open("\(path)", "r"))
