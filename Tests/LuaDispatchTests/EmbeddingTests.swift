@@ -197,6 +197,15 @@ final class EmbeddingTests: XCTestCase {
         XCTAssertEqual(errors.errors.count, 0)
     }
 
+    func testCloseResumesTheMainQueueLuaSuspended() throws {
+        let rt = Runtime()
+        try rt.run(string: "require('dispatch').main:suspend()")
+        rt.close()
+        let ran = expectation(description: "main queue runs again")
+        DispatchQueue.main.async { ran.fulfill() }
+        wait(for: [ran], timeout: 5)
+    }
+
     /// Thread count and memory stay flat over many interpreters created, used and closed.
     func testManyInterpretersLeaveNoThreadsOrMemoryBehind() throws {
         func cycle(_ n: Int) throws {

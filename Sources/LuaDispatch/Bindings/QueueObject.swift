@@ -44,6 +44,16 @@ final class QueueObject: @unchecked Sendable {
         for _ in 0..<suspensions.load(ordering: .relaxed) { queue.resume() }
     }
 
+    /// Undoes what Lua did to the queue's state: activates it, and resumes it as often as
+    /// Lua suspended it.
+    static func release(_ q: QueueObject) {
+        if q.inactive.exchange(false, ordering: .relaxed) { q.queue.activate() }
+        while q.suspensions.load(ordering: .relaxed) > 0 {
+            q.suspensions.wrappingSubtract(1, ordering: .relaxed)
+            q.queue.resume()
+        }
+    }
+
     var description: String {
         "dispatch.queue (\(label), \(concurrent ? "concurrent" : "serial"))"
     }

@@ -118,13 +118,9 @@ public final class Runtime: @unchecked Sendable {
         pool.removeAll()
         lua_close(L)
         // Queued blocks still hold their queues: let Dispatch run them (as no-ops) and free them.
-        queues.forEach { q in
-            if q.inactive.exchange(false, ordering: .relaxed) { q.queue.activate() }
-            while q.suspensions.load(ordering: .relaxed) > 0 {
-                q.suspensions.wrappingSubtract(1, ordering: .relaxed)
-                q.queue.resume()
-            }
-        }
+        // The main queue too: the host keeps using it after this interpreter is gone.
+        queues.forEach(QueueObject.release)
+        QueueObject.release(mainQueue)
     }
 
     /// Outstanding work: blocks, notifies, sources, I/O. Zero means idle.
