@@ -33,6 +33,6 @@ let package = Package(
         // The benchmark suite: each row measures Lua and native Swift Dispatch in the same run.
         .executableTarget(name: "luadispatch-bench", dependencies: ["LuaDispatch", "CLuaShim"]),
         .testTarget(name: "LuaDispatchTests", dependencies: ["LuaDispatch", "CLua", "CLuaShim"]),
-        .testTarget(name: "CLITests", dependencies: ["luadispatch", "embed-example"]),
+        .testTarget(name: "CLITests", dependencies: ["luadispatch", "embed-example", "luadispatch-bench"]),
     ]
 )

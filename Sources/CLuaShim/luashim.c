@@ -1,7 +1,10 @@
 #define _GNU_SOURCE
 #include "luashim.h"
 
+#include <errno.h>
 #include <malloc.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -186,3 +189,15 @@ size_t ld_heap_in_use(void) { return mallinfo2().uordblks; }
 #endif
 
 int ld_pidfd_open(int pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
+
+int ld_epoll_refusal(int fd) {
+    struct stat st;
+    if (fstat(fd, &st) != 0) return errno;
+    if (S_ISREG(st.st_mode)) return 0;
+    int probe = epoll_create1(EPOLL_CLOEXEC);
+    if (probe < 0) return 0;
+    struct epoll_event ev = {.events = EPOLLIN};
+    int result = epoll_ctl(probe, EPOLL_CTL_ADD, fd, &ev) == 0 ? 0 : errno;
+    close(probe);
+    return result;
+}

@@ -37,6 +37,10 @@ enum BenchMain {
             case "--scale": scale = Double(args.next() ?? "") ?? scale
             case "--repeat": repeats = Int(args.next() ?? "") ?? repeats
             case "--rows": only = Set((args.next() ?? "").split(separator: ",").map(String.init))
+            case "--combine":
+                let files = Array(args)
+                guard files.count == 3 else { exit(2) }
+                IORows.nativeCombine(files[0], files[1], files[2])
             case "--list":
                 for r in Rows.all { print(r.name) }
                 return

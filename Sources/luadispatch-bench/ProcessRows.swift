@@ -4,10 +4,45 @@ import Foundation
 enum ProcessRows {
     static let rows: [Row] = [startup]
 
+    static var selfPath: String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
+
     /// The `luadispatch` binary next to this one.
     static var cli: String {
-        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        return URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("luadispatch").path
+        URL(fileURLWithPath: selfPath).deletingLastPathComponent().appendingPathComponent("luadispatch").path
+    }
+
+    /// Wall time and peak resident memory of a child process run to completion.
+    static func measure(_ argv: [String], stdout: String = "/dev/null") throws -> (seconds: Double, peakRSS: Int) {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        let cargs = argv.map { strdup($0) } + [nil]
+        defer { cargs.forEach { free($0) } }
+        var pid: pid_t = 0
+        var status: Int32 = 0
+        var peak = 0
+        // The peak is read from /proc while the child runs: rusage's ru_maxrss would include this
+        // process's own memory, which a spawned child inherits until it execs.
+        let t = try timed {
+            guard posix_spawn(&pid, argv[0], &actions, nil, cargs, environ) == 0 else { throw BenchError("cannot spawn \(argv[0])") }
+            while waitpid(pid, &status, WNOHANG) == 0 {
+                peak = max(peak, highWaterMark(pid))
+                usleep(1000)
+            }
+        }
+        guard status == 0 else { throw BenchError("\(argv) exited with status \(status)") }
+        return (t, peak)
+    }
+
+    /// VmHWM of a running process, in bytes (0 once it is gone).
+    static func highWaterMark(_ pid: pid_t) -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") })
+        else { return 0 }
+        return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
     }
 
     /// Seconds to run `argv` to completion (stdout and stderr discarded).

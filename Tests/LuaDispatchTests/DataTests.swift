@@ -47,8 +47,8 @@ final class DataTests: XCTestCase {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/mapped"
         let bytes = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0) })
-        _ = FileManager.default.createFile(atPath: path, contents: bytes)
-        _ = FileManager.default.createFile(atPath: dir + "/empty", contents: Data())
+        try? bytes.write(to: URL(fileURLWithPath: path))
+        try? Data().write(to: URL(fileURLWithPath: dir + "/empty"))
         let out = IOHarness().run("""
             local m = dispatch.data.map(\(IOHarness.lua(path)))
             t.emit(#m, m:bytes(256, 258) == "\\255\\0\\1")

@@ -11,7 +11,7 @@ final class IOChannelTests: XCTestCase {
     private func makeFile(_ name: String, _ bytes: Int) -> String {
         let path = dir + "/" + name
         let data = Data((0..<bytes).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
-        _ = FileManager.default.createFile(atPath: path, contents: data)
+        try? data.write(to: URL(fileURLWithPath: path))
         return path
     }
 

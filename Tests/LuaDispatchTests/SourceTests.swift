@@ -130,7 +130,7 @@ final class SourceTests: XCTestCase {
         let dir = IOHarness.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let file = dir + "/watched.txt"
-        _ = FileManager.default.createFile(atPath: file, contents: Data("a".utf8))
+        try? Data("a".utf8).write(to: URL(fileURLWithPath: file))
         let out = IOHarness().run("""
             local path = \(IOHarness.lua(file))
             local s = dispatch.source.file{path = path, queue = dispatch.queue("watch")}

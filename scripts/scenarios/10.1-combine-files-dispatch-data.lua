@@ -15,66 +15,12 @@ local scenario = require("scenario")
 
 local CHUNK = 1 << 20
 
--------------------------------------------------------------------- test input and checks
---- a pseudo-random 64 KiB block, different for each part
-local function makeBlock(seed)
-    local x = seed * 0x9E3779B97F4A7C15 + 1
-    local parts = {}
-    for i = 1, 8192 do
-        x = x * 6364136223846793005 + 1442695040888963407
-        parts[i] = string.pack("<i8", x)
-    end
-    return table.concat(parts)
-end
-
---- write `size` bytes to `path`; every 1 MiB chunk starts with its part and chunk number
-local function makeInput(path, size, partNo)
-    local big = makeBlock(partNo):rep(CHUNK // 65536)
-    local f = assert(io.open(path, "wb"))
-    local written, k = 0, 0
-    while written < size do
-        local n = math.min(CHUNK, size - written)
-        local stamp = string.format("[part %d chunk %08d]", partNo, k)
-        if n <= #stamp then f:write(stamp:sub(1, n)) else f:write(stamp, big:sub(#stamp + 1, n)) end
-        written = written + n
-        k = k + 1
-    end
-    f:close()
-end
-
---- 64-bit FNV-1a over 8-byte words of the files' bytes, taken as one stream; and the size
-local function checksum(paths)
-    local P = 0x100000001b3
-    local h = 0xcbf29ce484222325
-    local total, rest = 0, ""
-    local unpack = string.unpack
-    for _, path in ipairs(paths) do
-        local f = assert(io.open(path, "rb"))
-        while true do
-            local s = f:read(CHUNK)
-            if not s then break end
-            total = total + #s
-            if #rest > 0 then s = rest .. s end
-            local n = #s - #s % 64
-            for pos = 1, n, 64 do
-                local a, b, c, d, e, g, i, j = unpack("<i8i8i8i8i8i8i8i8", s, pos)
-                h = (h ~ a) * P; h = (h ~ b) * P; h = (h ~ c) * P; h = (h ~ d) * P
-                h = (h ~ e) * P; h = (h ~ g) * P; h = (h ~ i) * P; h = (h ~ j) * P
-            end
-            rest = s:sub(n + 1)
-        end
-        f:close()
-    end
-    for k = 1, #rest do h = (h ~ rest:byte(k)) * P end
-    return h, total
-end
-
 local dir = scenario.tmpdir()
 local size = scenario.size
 local filePathArray = { dir .. "/gcd.mp4.zip.001", dir .. "/gcd.mp4.zip.002" }
 local outputFilePath = dir .. "/gcd.mp4.zip"
-makeInput(filePathArray[1], size, 1)
-makeInput(filePathArray[2], size, 2)
+scenario.make_part(filePathArray[1], size, 1)
+scenario.make_part(filePathArray[2], size, 2)
 print(string.format("made two parts of %d bytes each in %s", size, dir))
 
 local t0 = dispatch.now()
@@ -162,8 +108,8 @@ print(string.format("Lua heap growth while mapping, joining and writing: %.0f Ki
     heapGrowth / 1024, 2 * size // 1024))
 
 -------------------------------------------------------------------- verification
-local hIn, nIn = checksum(filePathArray)
-local hOut, nOut = checksum({ outputFilePath })
+local hIn, nIn = scenario.checksum(filePathArray)
+local hOut, nOut = scenario.checksum({ outputFilePath })
 print(string.format("input parts: %d bytes, checksum %016x", nIn, hIn))
 print(string.format("output file: %d bytes, checksum %016x", nOut, hOut))
 

@@ -102,6 +102,10 @@ size_t ld_heap_in_use(void);
 
 // MARK: system calls Swift cannot make (syscall(2) is variadic)
 
+/// 0 if epoll accepts `fd` (or it is a regular file, which libdispatch treats as always
+/// ready); otherwise the errno epoll_ctl gives, e.g. EPERM for /dev/null.
+int ld_epoll_refusal(int fd);
+
 /// pidfd_open(2) (syscall 434): a descriptor that becomes readable when `pid` exits; -1 + errno.
 int ld_pidfd_open(int pid);
 

@@ -212,8 +212,9 @@ enum QueueBinding {
     /// `q:sync(fn or item)`: runs on the calling thread's behalf and returns fn's results.
     static func sync(_ a: Args, _ q: QueueObject, _ i: Int32, barrier: Bool) throws(LuaError) -> Int32 {
         let rt = a.runtime, L = a.L
-        let item: WorkItemObject? = a.optionalObject(i, .workItem)
-        guard item != nil || a.type(i) == LUA_TFUNCTION else { throw a.typeError(i, "function or dispatch.work_item") }
+        let isFunction = a.type(i) == LUA_TFUNCTION
+        let item: WorkItemObject? = isFunction ? nil : a.optionalObject(i, .workItem)
+        guard item != nil || isFunction else { throw a.typeError(i, "function or dispatch.work_item") }
         if let reason = q.syncDeadlock(barrier: barrier) { throw .message(reason) }
         var flags: DispatchWorkItemFlags = item?.flags ?? []
         if barrier { flags.insert(.barrier) }
@@ -233,19 +234,17 @@ enum QueueBinding {
         let T = rt.takeThread()
         lua_pushvalue(L, i)
         lua_xmove(L, T, 1)
-        let status: Int32 = rt.unlocked {
-            q.queue.sync(flags: flags) {
-                _ = ld_frame_push(frameQueue, frameBarrier)
-                rt.acquire()
-                let status = ld_pcall(T, 0, ld_multret(), 0)
-                rt.drainDeferred()
-                rt.release()
-                ld_frame_pop()
-                return status
-            }
+        // Closure literals passed straight to the plain `sync` forms stay on the stack; the
+        // generic and flags-taking forms, or a stored closure, would allocate per call.
+        if barrier {
+            rt.unlocked { q.queue.sync(flags: .barrier) { runSynchronously(rt, T, frameQueue, frameBarrier) } }
+        } else {
+            rt.unlocked { q.queue.sync { runSynchronously(rt, T, frameQueue, frameBarrier) } }
         }
+        let ok = lua_toboolean(T, -1) != 0
+        ld_pop(T, 1)
         let n = lua_gettop(T) - 1
-        if status != LUA_OK {
+        if !ok {
             lua_xmove(T, L, 1)
             rt.giveBack(T)
             throw .raise
@@ -257,6 +256,17 @@ enum QueueBinding {
         lua_xmove(T, L, n)
         rt.giveBack(T)
         return n
+    }
+
+    /// The body of a sync block: runs the function on `T`, then pushes whether it succeeded.
+    private static func runSynchronously(_ rt: Runtime, _ T: OpaquePointer, _ frameQueue: UnsafeMutableRawPointer, _ frameBarrier: Int32) {
+        _ = ld_frame_push(frameQueue, frameBarrier)
+        rt.acquire()
+        let ok = ld_pcall(T, 0, ld_multret(), 0) == LUA_OK
+        lua_pushboolean(T, ok ? 1 : 0)
+        rt.drainDeferred()
+        rt.release()
+        ld_frame_pop()
     }
 
     /// `dispatch.concurrent_perform(n, fn)`: iterations take turns on the interpreter.

@@ -14,7 +14,7 @@ final class QueueObject: @unchecked Sendable {
     let qos: String
     let kind: Kind
     /// The queue this one targets (nil: a global queue). Changed only under the interpreter lock.
-    var target: QueueObject?
+    @exclusivity(unchecked) var target: QueueObject?
     let suspensions = Atomic<Int>(0)
     let inactive: Atomic<Bool>
     /// Blocks submitted and not yet started, for the report of work left at exit.
@@ -84,5 +84,21 @@ final class QueueObject: @unchecked Sendable {
             }
         }
         return nil
+    }
+}
+
+/// The live queues of a runtime. Not weak references: those would move every retain and
+/// release of a queue onto Swift's slow reference-counting path. Queues remove themselves.
+final class QueueRegistry: @unchecked Sendable {
+    private let queues = Mutex<[ObjectIdentifier: Unmanaged<QueueObject>]>([:])
+
+    func add(_ q: QueueObject) { queues.withLock { $0[ObjectIdentifier(q)] = .passUnretained(q) } }
+    func remove(_ q: QueueObject) { _ = queues.withLock { $0.removeValue(forKey: ObjectIdentifier(q)) } }
+
+    /// Calls `body` with every live queue; queues being deinitialised wait until it returns.
+    func forEach(_ body: (QueueObject) -> Void) {
+        queues.withLock { all in
+            for q in all.values { q._withUnsafeGuaranteedRef(body) }
+        }
     }
 }

@@ -46,6 +46,9 @@ enum SourceBinding {
         case .read, .write:
             let fd = spec.fd!
             guard fcntl(fd, F_GETFD) != -1 else { return Errno.pushFailure(a.L, errno, context: "fd \(fd)") }
+            // libdispatch registers descriptors with epoll; one that epoll refuses (/dev/null and
+            // other such devices: EPERM) would make a source that silently never fires.
+            if let refusal = Readiness.refusal(fd) { return Errno.pushFailure(a.L, refusal, context: "fd \(fd)") }
             source = kind == .read
                 ? DispatchSource.makeReadSource(fileDescriptor: fd, queue: q.queue)
                 : DispatchSource.makeWriteSource(fileDescriptor: fd, queue: q.queue)
@@ -320,5 +323,15 @@ extension Options {
     /// An error about the current option's value.
     func invalid(_ message: String) -> LuaError {
         .argument(index, "option '\(key)': \(message)")
+    }
+}
+
+/// Whether the kernel can report readiness for a descriptor the way libdispatch asks it to.
+enum Readiness {
+    /// The errno epoll gives for `fd`, or nil when it is usable (regular files are: libdispatch
+    /// treats them as always ready).
+    static func refusal(_ fd: Int32) -> Int32? {
+        let e = ld_epoll_refusal(fd)
+        return e == 0 ? nil : e
     }
 }

@@ -55,6 +55,7 @@ enum Module {
         IOBinding.install(&m)
         FDBinding.install(&m)
         HTTPBinding.install(&m)
+        ConcurrentMapBinding.install(&m)
         return (m, gc, hostCall)
     }()
 

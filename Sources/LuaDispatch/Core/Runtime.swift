@@ -27,13 +27,15 @@ public final class Runtime: @unchecked Sendable {
     /// Whether the main thread is servicing the main queue (and must be woken when idle).
     let drivingMainQueue = Atomic<Bool>(false)
 
-    private var pool: [OpaquePointer] = []
-    private var anchorsRef: Int32 = LUA_NOREF
+    // State below changes only under the interpreter lock, which is what makes it exclusive:
+    // Swift's dynamic exclusivity checks on these hot paths would only cost time.
+    @exclusivity(unchecked) private var pool: [OpaquePointer] = []
+    @exclusivity(unchecked) private var anchorsRef: Int32 = LUA_NOREF
     private let deferredRefs = Mutex<[Int32]>([])
     private let hasDeferredRefs = Atomic<Bool>(false)
 
     /// Lua error handler set by `dispatch.set_error_handler` (a registry ref), under the lock.
-    var errorHandlerRef: Int32 = LUA_NOREF
+    @exclusivity(unchecked) var errorHandlerRef: Int32 = LUA_NOREF
     /// Every live queue made by this runtime, for the report of work left at exit.
     let queues = QueueRegistry()
     /// The runtime's view of `DispatchQueue.main` and the global queues.
@@ -60,7 +62,7 @@ public final class Runtime: @unchecked Sendable {
     }
 
     /// Set by `close()`, under the lock: blocks that start afterwards do nothing.
-    private(set) var isClosed = false
+    @exclusivity(unchecked) private(set) var isClosed = false
     private let idleWaiters = Atomic<Int>(0)
     private let idleSignal = DispatchSemaphore(value: 0)
 
@@ -304,75 +306,4 @@ public final class Runtime: @unchecked Sendable {
         }
         uncaughtErrors.wrappingAdd(1, ordering: .relaxed)
     }
-}
-
-/// A registry reference owned by a Swift object; released (later, under the lock) on deinit.
-final class LuaRef: @unchecked Sendable {
-    let runtime: Runtime
-    let ref: Int32
-
-    init(_ runtime: Runtime, _ ref: Int32) {
-        self.runtime = runtime
-        self.ref = ref
-    }
-
-    deinit { runtime.deferUnref(ref) }
-}
-
-/// The live queues of a runtime. Not weak references: those would move every retain and
-/// release of a queue onto Swift's slow reference-counting path. Queues remove themselves.
-final class QueueRegistry: @unchecked Sendable {
-    private let queues = Mutex<[ObjectIdentifier: Unmanaged<QueueObject>]>([:])
-
-    func add(_ q: QueueObject) { _ = queues.withLock { $0[ObjectIdentifier(q)] = .passUnretained(q) } }
-    func remove(_ q: QueueObject) { _ = queues.withLock { $0.removeValue(forKey: ObjectIdentifier(q)) } }
-
-    /// Calls `body` with every live queue; queues being deinitialised wait until it returns.
-    func forEach(_ body: (QueueObject) -> Void) {
-        queues.withLock { all in
-            for q in all.values { q._withUnsafeGuaranteedRef(body) }
-        }
-    }
-}
-
-/// A mutable value shared with Dispatch closures; callers synchronise access themselves
-/// (normally with the interpreter lock).
-final class Shared<Value>: @unchecked Sendable {
-    var value: Value
-    init(_ value: Value) { self.value = value }
-}
-
-/// Writes to standard error without buffering (and without touching the `stderr` global).
-func writeStderr(_ text: String) {
-    var text = text
-    text.withUTF8 { buf in
-        var offset = 0
-        while offset < buf.count {
-            let n = write(2, buf.baseAddress! + offset, buf.count - offset)
-            if n <= 0 { break }
-            offset += n
-        }
-    }
-}
-
-/// The standard libraries an interpreter opens.
-public struct LuaLibraries: OptionSet, Sendable {
-    public let rawValue: Int
-    public init(rawValue: Int) { self.rawValue = rawValue }
-
-    public static let base = LuaLibraries(rawValue: 1 << 0)
-    public static let package = LuaLibraries(rawValue: 1 << 1)
-    public static let coroutine = LuaLibraries(rawValue: 1 << 2)
-    public static let table = LuaLibraries(rawValue: 1 << 3)
-    public static let io = LuaLibraries(rawValue: 1 << 4)
-    public static let os = LuaLibraries(rawValue: 1 << 5)
-    public static let string = LuaLibraries(rawValue: 1 << 6)
-    public static let math = LuaLibraries(rawValue: 1 << 7)
-    public static let utf8 = LuaLibraries(rawValue: 1 << 8)
-    public static let debug = LuaLibraries(rawValue: 1 << 9)
-
-    /// Every standard library.
-    public static let all: LuaLibraries = [.base, .package, .coroutine, .table, .io, .os, .string, .math, .utf8, .debug]
-    /// No file, process or debug access: base, package, coroutine, table, string, math, utf8.
-    public static let safe: LuaLibraries = [.base, .package, .coroutine, .table, .string, .math, .utf8]
 }

@@ -1,0 +1,107 @@
+import CLua
+import CLuaShim
+import Dispatch
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `dispatch.concurrent_map(n, fn [, {chunk=}])`: `fn(i)` for i = 1...n in isolated worker
+/// interpreters, truly in parallel, returning `{fn(1), ..., fn(n)}`.
+///
+/// `fn` is copied once, under the interpreter lock, into a `CopiedGraph`; the lock is then
+/// released while `DispatchQueue.concurrentPerform` runs the chunks, each on its thread's
+/// `WorkerInterpreter` with a fresh copy; results are copied back under the lock.
+enum ConcurrentMapBinding {
+    static func install(_ m: inout ModuleSpec) {
+        m.function("concurrent_map") { a throws(LuaError) in try concurrentMap(a) }
+    }
+
+    /// Iterations per task when `chunk` is not given: about four tasks per core, so that the
+    /// copy of `fn` (made once per task) is paid a bounded number of times however large `n`
+    /// is, while uneven iterations still balance across cores.
+    static func defaultChunk(_ n: Int) -> Int {
+        let tasks = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) * 4
+        return max(1, (n + tasks - 1) / tasks)
+    }
+
+    private static func concurrentMap(_ a: Args) throws(LuaError) -> Int32 {
+        let L = a.L
+        let n = try a.integer(1)
+        guard n >= 0 else { throw .argument(1, "iteration count must be >= 0, got \(n)") }
+        try a.function(2)
+        guard lua_iscfunction(L, 2) == 0 else { throw .argument(2, "Lua function expected, got C function") }
+        var chunk: Int?
+        try Options.parse(a, 3) { o throws(LuaError) in
+            guard o.key == "chunk" else { return false }
+            chunk = o.isNil ? nil : try o.integer()
+            return true
+        }
+        if let chunk, chunk < 1 { throw .argument(3, "option 'chunk' must be >= 1, got \(chunk)") }
+
+        let fn: CopiedGraph
+        let top = lua_gettop(L)
+        do throws(CopyError) {
+            var copier = ValueCopier(L, cacheBytecode: true)
+            try copier.root(2)
+            fn = copier.graph
+            lua_settop(L, top)
+        } catch {
+            lua_settop(L, top)
+            throw .message("concurrent_map: \(error.upvalueMessage)")
+        }
+
+        let size = chunk ?? defaultChunk(n)
+        let tasks = n / size + (n % size == 0 ? 0 : 1)
+        let slots = Slots(tasks)
+        a.runtime.unlocked {
+            DispatchQueue.concurrentPerform(iterations: tasks) { t in
+                let first = t * size + 1
+                let last = first + min(size, n - first + 1) - 1
+                slots.buffer[t] = WorkerInterpreter.current().run(fn, first...last)
+            }
+        }
+        if let failure = slots.buffer.compactMap({ $0?.error }).min(by: { $0.index < $1.index }) {
+            throw .message("concurrent_map: iteration \(failure.index): \(failure.message)")
+        }
+        return try collect(L, slots, n: n, size: size)
+    }
+
+    /// Builds `{fn(1), ..., fn(n)}` from the tasks' copied results. Lock held.
+    private static func collect(_ L: OpaquePointer, _ slots: Slots, n: Int, size: Int) throws(LuaError) -> Int32 {
+        guard lua_checkstack(L, 8) != 0 else { throw .message("concurrent_map: stack overflow") }
+        lua_createtable(L, Int32(clamping: n), 0)
+        let results = lua_gettop(L)
+        for (t, slot) in slots.buffer.enumerated() {
+            guard let values = slot?.values else { continue }
+            let built: Void? = values.build(in: L) { push in
+                for (j, v) in values.roots.enumerated() {
+                    if case .nil = v { continue }
+                    push(v)
+                    lua_rawseti(L, results, lua_Integer(t * size + j + 1))
+                }
+            }
+            guard built != nil else {
+                let message = Lua.string(L, -1) ?? "cannot load a function"
+                lua_settop(L, results - 1)
+                throw .message("concurrent_map: iteration \(t * size + 1): \(message)")
+            }
+        }
+        return 1
+    }
+
+    /// One result per task, each written by exactly one task (no two threads share a slot).
+    private final class Slots: @unchecked Sendable {
+        let buffer: UnsafeMutableBufferPointer<WorkerInterpreter.ChunkResult?>
+
+        init(_ count: Int) {
+            buffer = .allocate(capacity: count)
+            buffer.initialize(repeating: nil)
+        }
+
+        deinit {
+            buffer.deinitialize()
+            buffer.deallocate()
+        }
+    }
+}

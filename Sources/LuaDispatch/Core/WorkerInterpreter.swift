@@ -1,0 +1,163 @@
+import CLua
+import CLuaShim
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An isolated interpreter for `concurrent_map` tasks: one per thread, made on the thread's
+/// first task and closed by a thread-exit destructor. It shares nothing with any other
+/// interpreter, so tasks on different threads run Lua truly in parallel.
+///
+/// It is a `Runtime` (its own lock, uncontended, and its own object metatables) so that the
+/// bindings kept in its `dispatch` module (`now`, `walltime`, `thread`, `sleep`, `errno_name`)
+/// run unchanged; everything else is removed and raises a clear error when used.
+final class WorkerInterpreter {
+    /// Live worker interpreters in the process (for tests and diagnostics).
+    static let live = Atomic<Int>(0)
+
+    /// The `dispatch` functions that are safe without the shared interpreter and its queues.
+    static let moduleNames = ["now", "walltime", "thread", "sleep", "errno_name"]
+
+    let runtime: Runtime
+    /// The worker's own global table; each task gets a fresh copy of it (see `run`).
+    private let baseGlobals: Int32
+
+    /// The calling thread's worker interpreter, made on first use.
+    static func current() -> WorkerInterpreter {
+        if let p = pthread_getspecific(key) {
+            return Unmanaged<WorkerInterpreter>.fromOpaque(p).takeUnretainedValue()
+        }
+        let worker = WorkerInterpreter()
+        pthread_setspecific(key, Unmanaged.passRetained(worker).toOpaque())
+        return worker
+    }
+
+    /// Thread-specific slot whose destructor releases (and so closes) the thread's worker.
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key) { p in
+            guard let p else { return }
+            Unmanaged<WorkerInterpreter>.fromOpaque(p).release()
+        }
+        return key
+    }()
+
+    private init() {
+        runtime = Runtime()
+        runtime.acquire()
+        defer { runtime.release() }
+        let L = runtime.L
+        Self.restrictModule(L)
+        lua_rawgeti(L, ld_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
+        baseGlobals = luaL_ref(L, ld_registryindex())
+        Self.live.wrappingAdd(1, ordering: .relaxed)
+    }
+
+    deinit {
+        runtime.close()
+        Self.live.wrappingSubtract(1, ordering: .relaxed)
+    }
+
+    /// Removes every `dispatch` function but `moduleNames`; using one of them raises
+    /// "dispatch.queue is not available in a concurrent_map worker".
+    private static func restrictModule(_ L: OpaquePointer) {
+        let keep = moduleNames.map { "\($0) = true" }.joined(separator: ", ")
+        let code = """
+            local d, keep, removed = ..., { \(keep) }, {}
+            for k in pairs(d) do if not keep[k] then removed[k] = true end end
+            for k in pairs(removed) do d[k] = nil end
+            setmetatable(d, { __index = function(_, k)
+                if removed[k] then error("dispatch." .. k .. " is not available in a concurrent_map worker", 2) end
+            end })
+            """
+        let top = lua_gettop(L)
+        defer { lua_settop(L, top) }
+        var source = code
+        let status = source.withUTF8 { buf in
+            buf.withMemoryRebound(to: CChar.self) { ld_loadbuffer(L, $0.baseAddress, $0.count, "=worker") }
+        }
+        guard status == LUA_OK else { return }
+        CopiedGraph.Special.dispatch.push(L)
+        _ = ld_pcall(L, 1, 0, 0)
+    }
+
+    /// What one task sends back: the first result of each iteration, in order (nil for a
+    /// failed one), and the first failure.
+    struct ChunkResult: Sendable {
+        var values = CopiedGraph()
+        var error: (index: Int, message: String)?
+    }
+
+    /// Runs `fn(i)` for each i in `range` on this thread's interpreter.
+    ///
+    /// The task gets fresh state: a new copy of `fn` and its upvalues, and a new global table
+    /// (a shallow copy of the worker's standard globals, also installed as the registry's
+    /// globals so that `load` and `require`d chunks see it). Iterations of one task share them.
+    func run(_ fn: CopiedGraph, _ range: ClosedRange<Int>) -> ChunkResult {
+        runtime.acquire()
+        defer { runtime.release() }
+        let L = runtime.L
+        let top = lua_gettop(L)
+        defer {
+            lua_rawgeti(L, ld_registryindex(), lua_Integer(baseGlobals))
+            lua_rawseti(L, ld_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
+            lua_settop(L, top)
+        }
+        lua_checkstack(L, 16)
+        pushFreshGlobals(L)
+        lua_rawseti(L, ld_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
+        lua_pushcclosure(L, ld_msgh, 0)
+        let handler = lua_gettop(L)
+        let built: ChunkResult? = fn.build(in: L) { push in
+            push(fn.roots[0])
+            let f = lua_gettop(L)
+            var result = ChunkResult()
+            var copier = ValueCopier(L, cacheBytecode: false)
+            for i in range {
+                lua_pushvalue(L, f)
+                lua_pushinteger(L, lua_Integer(i))
+                if ld_pcall(L, 1, 1, handler) == LUA_OK {
+                    do throws(CopyError) {
+                        try copier.root(-1)
+                    } catch {
+                        copier.appendRoot(.nil)
+                        if result.error == nil { result.error = (i, error.resultMessage) }
+                    }
+                } else {
+                    copier.appendRoot(.nil)
+                    if result.error == nil { result.error = (i, Self.message(L)) }
+                }
+                ld_pop(L, 1)
+            }
+            result.values = copier.graph
+            return result
+        }
+        return built ?? ChunkResult(error: (range.lowerBound, Lua.string(L, -1) ?? "cannot load the function"))
+    }
+
+    /// A new table with the worker's standard globals, and `_G` pointing to itself.
+    private func pushFreshGlobals(_ L: OpaquePointer) {
+        lua_createtable(L, 0, 48)
+        let env = lua_gettop(L)
+        lua_rawgeti(L, ld_registryindex(), lua_Integer(baseGlobals))
+        lua_pushnil(L)
+        while lua_next(L, env + 1) != 0 {
+            lua_pushvalue(L, -2)
+            ld_insert(L, -2)
+            lua_rawset(L, env)
+        }
+        ld_pop(L, 1)
+        lua_pushvalue(L, env)
+        Lua.setField(L, env, "_G")
+    }
+
+    /// The message of the error `ld_msgh` left on top.
+    private static func message(_ L: OpaquePointer) -> String {
+        guard lua_type(L, -1) == LUA_TTABLE else { return Lua.string(L, -1) ?? "(no message)" }
+        lua_rawgeti(L, -1, 1)
+        defer { ld_pop(L, 1) }
+        return Lua.string(L, -1) ?? "(no message)"
+    }
+}

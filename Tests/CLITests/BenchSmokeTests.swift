@@ -1,0 +1,25 @@
+import XCTest
+
+/// Every benchmark row runs once, small: the suite works end to end (no timing is asserted).
+final class BenchSmokeTests: XCTestCase {
+    func testEveryRowRunsOnceAtASmallSize() throws {
+        let p = Process()
+        p.executableURL = CLI.productsDirectory.appendingPathComponent("luadispatch-bench")
+        p.arguments = ["--quick"]
+        p.currentDirectoryURL = CLI.packageRoot
+        let out = Pipe()
+        p.standardOutput = out
+        try p.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        XCTAssertEqual(p.terminationStatus, 0, text)
+        let rows = ["async_serial", "async_concurrent", "sync_round_trip", "perform_overhead", "pending_block_memory",
+                    "concurrent_map_primes", "timer_lateness", "file_combine", "startup"]
+        for row in rows {
+            let line = text.split(separator: "\n").first { $0.hasPrefix(row + " ") }
+            XCTAssertNotNil(line, "row \(row) missing:\n\(text)")
+            XCTAssertFalse(line?.contains("error") ?? true, String(line ?? ""))
+        }
+        XCTAssertTrue(text.contains("outputs identical to cat"), text)
+    }
+}

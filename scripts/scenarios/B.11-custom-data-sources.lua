@@ -1,0 +1,89 @@
+-- title: Custom DATA_ADD and DATA_OR sources
+-- seed: 004 (22.10.5 Dispatch sources: custom)
+--
+-- The chapter's custom sources: DISPATCH_SOURCE_TYPE_DATA_ADD (and _OR) fired
+-- with
+--
+--   void dispatch_source_merge_data(dispatch_source_t source, unsigned long data);
+--
+-- The data is merged into what has accumulated (added, or OR-ed); the source
+-- fires only for non-zero data, and the accumulated value is reset after each
+-- handler run. Merges that arrive before the handler runs coalesce into one
+-- run. Here: src:merge(n), with src.data read in the handler.
+
+local dispatch = require("dispatch")
+local scenario = require("scenario")
+
+local function waitFor(cond, what)
+  local started = dispatch.now()
+  while not cond() and dispatch.now() - started < 10 do dispatch.sleep(0.01) end
+  scenario.check(cond(), what)
+end
+
+-- DATA_ADD: a progress counter. ------------------------------------------
+local addRuns, addTotal, addValues = 0, 0, {}
+local adder
+adder = dispatch.source.data_add{
+  queue = dispatch.queue("com.example.progress"),
+  handler = function()
+    addRuns = addRuns + 1
+    addTotal = addTotal + adder.data
+    addValues[#addValues + 1] = adder.data
+  end,
+}
+adder:resume()
+
+-- Zero does not fire the source.
+adder:merge(0)
+dispatch.sleep(scenario.delay(0.3))
+print("DATA_ADD: merge(0) -> handler runs: " .. addRuns)
+scenario.check(addRuns == 0, "DATA_ADD: merging 0 does not fire the source")
+
+-- While suspended, merges 1..5 accumulate; on resume one handler run gets 15.
+adder:suspend()
+for i = 1, 5 do adder:merge(i) end
+dispatch.sleep(scenario.delay(0.2))
+scenario.check(addRuns == 0, "DATA_ADD: a suspended source does not run its handler")
+adder:resume()
+waitFor(function() return addRuns >= 1 end, "DATA_ADD: the handler runs after resume")
+print(string.format("DATA_ADD: merged 1+2+3+4+5 while suspended -> %d handler run(s), data %s", addRuns, table.concat(addValues, ", ")))
+scenario.check(addRuns == 1 and addValues[1] == 15, "DATA_ADD: coalesced merges add up (1+2+3+4+5 = 15) in one handler run")
+
+-- Concurrent merges of 1..100 from many threads: the handler may run fewer
+-- times than there were merges, but the values always add up.
+dispatch.concurrent_perform(100, function(i) adder:merge(i) end)
+waitFor(function() return addTotal >= 15 + 5050 end, "DATA_ADD: every concurrent merge arrives")
+print(string.format("DATA_ADD: 100 concurrent merges of 1..100 -> %d handler runs, total %d", addRuns - 1, addTotal - 15))
+scenario.check(addTotal == 15 + 5050, "DATA_ADD: merged values add up (1..100 = 5050)")
+scenario.check(addRuns - 1 >= 1 and addRuns - 1 <= 100, "DATA_ADD: at most one handler run per merge")
+adder:cancel()
+
+-- DATA_OR: a set of event flags. -----------------------------------------
+local FLAG_READ, FLAG_WRITE, FLAG_ERROR, FLAG_CLOSE = 1, 2, 4, 8
+local orRuns, orAll, orValues = 0, 0, {}
+local flags
+flags = dispatch.source.data_or{
+  queue = dispatch.queue("com.example.flags"),
+  handler = function()
+    orRuns = orRuns + 1
+    orAll = orAll | flags.data
+    orValues[#orValues + 1] = flags.data
+  end,
+}
+flags:resume()
+
+flags:suspend()
+for _, f in ipairs({ FLAG_READ, FLAG_WRITE, FLAG_READ, FLAG_CLOSE, FLAG_WRITE }) do flags:merge(f) end
+flags:resume()
+waitFor(function() return orRuns >= 1 end, "DATA_OR: the handler runs after resume")
+print(string.format("DATA_OR: merged 1|2|1|8|2 while suspended -> %d handler run(s), data %s", orRuns, table.concat(orValues, ", ")))
+scenario.check(orRuns == 1 and orValues[1] == (FLAG_READ | FLAG_WRITE | FLAG_CLOSE),
+  "DATA_OR: coalesced merges OR together (1|2|1|8|2 = 11), not add")
+
+-- The accumulated value was reset after the handler: a new merge of 4 gives 4.
+flags:merge(FLAG_ERROR)
+waitFor(function() return orRuns >= 2 end, "DATA_OR: a later merge fires again")
+print("DATA_OR: merged 4 afterwards -> data " .. tostring(orValues[2]))
+scenario.check(orValues[2] == FLAG_ERROR, "DATA_OR: the data is reset after each handler run")
+scenario.check(orAll == 15, "DATA_OR: all four flags were seen")
+flags:cancel()

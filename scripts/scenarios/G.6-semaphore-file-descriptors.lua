@@ -1,0 +1,80 @@
+-- title: Semaphore limiting open file descriptors
+-- seed: 003 (Using dispatch semaphores to regulate the use of finite resources)
+--
+-- Apple's dispatch queue guide:
+--
+--   // Create the semaphore, specifying the initial pool size
+--   dispatch_semaphore_t fd_sema = dispatch_semaphore_create(getdtablesize() / 2);
+--   // Wait for a free file descriptor
+--   dispatch_semaphore_wait(fd_sema, DISPATCH_TIME_FOREVER);
+--   fd = open("/etc/services", O_RDONLY);
+--   // Release the file descriptor when done
+--   close(fd);
+--   dispatch_semaphore_signal(fd_sema);
+--
+-- getdtablesize() is read from /proc/self/limits where available. With a
+-- real table of hundreds or thousands of slots, a short demo would never
+-- reach half of it, so the tasks below use a pretend table of 8 slots
+-- (semaphore of 4) and count how many descriptors are open at once.
+
+local dispatch = require("dispatch")
+local scenario = require("scenario")
+
+local function getdtablesize()
+  local f = io.open("/proc/self/limits", "r")
+  if f then
+    for line in f:lines() do
+      local soft = line:match("^Max open files%s+(%d+)")
+      if soft then f:close(); return tonumber(soft) end
+    end
+    f:close()
+  end
+  return 256
+end
+
+local tablesize = getdtablesize()
+print(string.format("descriptor table size %d: the guide's semaphore would start at %d", tablesize, tablesize // 2))
+
+local DEMO_TABLE_SIZE = 8
+local limit = DEMO_TABLE_SIZE // 2
+local fd_sema = dispatch.semaphore(limit)
+print(string.format("demo: pretend table of %d slots, semaphore of %d, 16 tasks each opening a file", DEMO_TABLE_SIZE, limit))
+
+-- The guide opens /etc/services; use it if it is there, else a bundled file.
+local path = "/etc/services"
+do
+  local f = io.open(path, "r")
+  if f then f:close() else path = scenario.data("words.txt") end
+end
+
+local open, peak, opened, failures = 0, 0, 0, 0
+local group = dispatch.group()
+local queue = dispatch.global("default")
+for i = 1, 16 do
+  queue:async(function()
+    -- Wait for a free file descriptor
+    fd_sema:wait()
+    local fd = dispatch.fd.open(path, "r")
+    if not fd then
+      failures = failures + 1
+    else
+      open = open + 1
+      opened = opened + 1
+      if open > peak then peak = open end
+      local head = dispatch.fd.read(fd, 32)
+      print(string.format("task %2d: fd %d open (%d open now), read %d bytes", i, fd, open, head and #head or -1))
+      dispatch.sleep(scenario.delay(0.2))    -- work with the file
+      open = open - 1
+      -- Release the file descriptor when done
+      dispatch.fd.close(fd)
+    end
+    fd_sema:signal()
+  end, { group = group })
+end
+
+group:notify(dispatch.main, function()
+  print(string.format("all tasks done: %d files opened, at most %d open at once (limit %d)", opened, peak, limit))
+  scenario.check(failures == 0 and opened == 16, "every task opened its file")
+  scenario.check(peak >= 1 and peak <= limit, "never more descriptors open at once than the limit")
+  scenario.check(open == 0, "every descriptor was closed")
+end)
