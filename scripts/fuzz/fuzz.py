@@ -74,7 +74,7 @@ class Gen:
         return self.pick(["F[%d]" % self.r.randint(1, 4)] * 4 + ["-1", "99999", "2^31", "0/0", "nil", '"12345"', "1.5"])
 
     def path(self):
-        return self.pick(['"f1"', '"f2"', '"%s/f3"' % self.tmp, '"%s"' % self.tmp, '""', '"/nonexistent/x"',
+        return self.pick(['"fifo"', '"f1"', '"f2"', '"%s/f3"' % self.tmp, '"%s"' % self.tmp, '""', '"/nonexistent/x"',
                           '"/"', '"/dev/null"', '"/proc/self/status"', '"d1/../f1"', "nil", "42"])
 
     def number(self):
@@ -108,6 +108,9 @@ class Gen:
         if r < 0.87:
             return self.pick(["print", "error", "coroutine.create(function() end)", "io.stdout",
                               "setmetatable({}, {__gc = function() end})", "{1, 2, 3}", "{{}}"])
+        if r < 0.90 and depth < 2:
+            # A finalizer: runs inside whatever allocation triggers the collector, on that thread.
+            return "setmetatable({}, {__gc = %s})" % self.func(depth + 1)
         return self.pick(["P.queue", "P.group", "P.semaphore", "P.work_item", "P.source", "P.io", "P.data",
                           "P.time", "P.walltime", "P.key", "P.once", "dispatch.main", "dispatch.global()"])
 
@@ -264,7 +267,9 @@ class Gen:
             return "dispatch.http.get(%s, %s, %s)" % (self.pick(['"http://127.0.0.1:1/x"', '"ftp://x"', '""', '"http://"', "1"]),
                                                        self.var(), self.func(depth))
         if k == 28:
-            return "%s = dispatch.main" % v
+            if self.r.random() < 0.5:
+                return "coroutine.wrap(function() %s end)()" % self.stmt(depth + 1) if depth < 2 else "%s = dispatch.main" % v
+            return "setmetatable({}, {__gc = %s}); collectgarbage('step')" % self.func(depth + 1) if depth < 2 else "collectgarbage()"
         return "%s:%s(%s)" % (v, self.pick(["cancel", "close", "resume", "suspend", "leave", "signal", "activate"]), "")
 
     def method_args(self, m, depth):
@@ -334,6 +339,7 @@ def run_script(binary, text, timeout, env=None):
     tmp = tempfile.mkdtemp(prefix="ldfuzz-")
     try:
         text = text.replace("@TMP@", tmp)
+        os.mkfifo(os.path.join(tmp, "fifo"))
         path = os.path.join(tmp, "seq.lua")
         with open(path, "w") as f:
             f.write(text)
