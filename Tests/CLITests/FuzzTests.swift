@@ -34,8 +34,10 @@ final class FuzzTests: XCTestCase {
         let env = ProcessInfo.processInfo.environment
         let count = env["LUADISPATCH_FUZZ_COUNT"] ?? "500"
         guard count != "0" else { throw XCTSkip("LUADISPATCH_FUZZ_COUNT=0") }
-        guard let python = ["/usr/bin/python3", "/usr/local/bin/python3"].first(where: { FileManager.default.isExecutableFile(atPath: $0) })
-        else { throw XCTSkip("python3 not found") }
+        // python3 from PATH (scripts/setup installs it when missing).
+        guard let python = (env["PATH"] ?? "/usr/bin").split(separator: ":").map({ "\($0)/python3" })
+            .first(where: { FileManager.default.isExecutableFile(atPath: $0) })
+        else { return XCTFail("python3 is not on PATH (scripts/setup installs it)") }
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("fuzz-\(UUID().uuidString)")
         let p = Process()
         p.executableURL = URL(fileURLWithPath: python)
