@@ -55,6 +55,10 @@ enum ScriptLauncher {
         } catch {
             // As `lua` does: an error in the main chunk ends the process at once.
             FileHandle.standardError.write(Data("luadispatch: \(error)\n".utf8))
+            // Close the interpreter when nothing runs in it (always after a syntax error). Blocks
+            // the chunk started may still be running, even parked for ever in a wait, and close()
+            // would wait for them: then keep the interpreter referenced until the process ends.
+            if runtime.pendingWork == 0 { runtime.close() } else { abandoned = runtime }
             return 1
         }
         runtime.runUntilIdle()
@@ -63,6 +67,9 @@ enum ScriptLauncher {
         runtime.close()
         return status
     }
+
+    /// An interpreter left running when the main chunk failed (referenced, not leaked).
+    nonisolated(unsafe) static var abandoned: Runtime?
 
     static func exit(_ status: Int32) -> Never {
         fflush(nil)

@@ -23,12 +23,12 @@ enum CLI {
     }
 
     static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
-                    timeout: TimeInterval = 120) throws -> CLIResult {
+                    timeout: TimeInterval = 120, directory: URL? = nil) throws -> CLIResult {
         let p = Process()
         p.executableURL = binary
         p.arguments = arguments
         p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        p.currentDirectoryURL = packageRoot
+        p.currentDirectoryURL = directory ?? packageRoot
         let out = Pipe(), err = Pipe(), input = Pipe()
         p.standardOutput = out
         p.standardError = err

@@ -6,6 +6,8 @@ final class IOScriptTests: XCTestCase {
     private var root: URL { URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent() }
 
     private func luadispatch() throws -> URL {
+        // The binary built with these tests (also in the sanitizer builds' scratch paths).
+        if FileManager.default.isExecutableFile(atPath: CLI.binary.path) { return CLI.binary }
         for config in ["debug", "release"] {
             let url = root.appendingPathComponent(".build/\(config)/luadispatch")
             if FileManager.default.isExecutableFile(atPath: url.path) { return url }

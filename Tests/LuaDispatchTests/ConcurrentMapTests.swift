@@ -24,7 +24,7 @@ final class ConcurrentMapTests: XCTestCase {
 
     /// Runs `code` in a new runtime and fails the test with the Lua error, if any.
     private func lua(_ code: String, file: StaticString = #filePath, line: UInt = #line) {
-        let rt = Runtime()
+        let rt = TestRuntimes.make()
         defer { rt.close() }
         do { try rt.run(string: Self.prelude + "\n" + code) } catch {
             XCTFail("\(error)", file: file, line: line)
@@ -221,7 +221,7 @@ final class ConcurrentMapTests: XCTestCase {
 
     func testWorkerInterpretersAreClosedWhenTheirThreadsExit() {
         // The graph of `function(i) return i * 2 end`, copied as concurrent_map does.
-        let rt = Runtime()
+        let rt = TestRuntimes.make()
         rt.acquire()
         let L = rt.L
         let code = "return function(i) return i * 2 end"

@@ -6,7 +6,7 @@ import XCTest
 /// The library as a Swift program embeds it.
 final class EmbeddingTests: XCTestCase {
     func testTwoInterpretersDoNotInterfere() throws {
-        let a = Runtime(), b = Runtime()
+        let a = TestRuntimes.make(), b = TestRuntimes.make()
         defer { a.close(); b.close() }
         try a.run(string: "dispatch = require('dispatch')")
         try b.run(string: "dispatch = require('dispatch')")
@@ -23,7 +23,7 @@ final class EmbeddingTests: XCTestCase {
     }
 
     func testValuesRoundTripBothWays() throws {
-        let rt = Runtime()
+        let rt = TestRuntimes.make()
         defer { rt.close() }
         rt.register(module: "host", functions: ["echo": { $0 }])
         let nested: LuaValue = ["list": [1, 2.5, "three", true], "inner": ["deep": ["x": -7]], "empty": [:]]
@@ -35,7 +35,7 @@ final class EmbeddingTests: XCTestCase {
     }
 
     func testUnsupportedValuesGiveClearErrors() throws {
-        let rt = Runtime()
+        let rt = TestRuntimes.make()
         defer { rt.close() }
         rt.register(module: "host", functions: ["echo": { $0 }])
         XCTAssertEqual(try rt.run(string: """
@@ -57,7 +57,7 @@ final class EmbeddingTests: XCTestCase {
     }
 
     func testHostErrorsAreLuaErrorsWithTheirMessage() throws {
-        let rt = Runtime()
+        let rt = TestRuntimes.make()
         defer { rt.close() }
         rt.register(module: "host", functions: ["fail": { _ in throw HostFailure() }])
         let r = try rt.run(string: "local ok, err = pcall(require('host').fail); return ok, err")
@@ -67,7 +67,7 @@ final class EmbeddingTests: XCTestCase {
     }
 
     func testLuaErrorsReachSwiftWithTheirTraceback() throws {
-        let rt = Runtime()
+        let rt = TestRuntimes.make()
         defer { rt.close() }
         XCTAssertThrowsError(try rt.run(string: "local function inner() error('deep') end\ninner()", name: "=chunk")) { e in
             let error = e as! LuaScriptError
@@ -102,7 +102,7 @@ final class EmbeddingTests: XCTestCase {
     }
 
     func testASharedQueueKeepsFIFOOrderAcrossLuaAndSwift() throws {
-        let rt = Runtime()
+        let rt = TestRuntimes.make()
         defer { rt.close() }
         let queue = DispatchQueue(label: "host.shared")
         let order = Collected()
@@ -130,18 +130,18 @@ final class EmbeddingTests: XCTestCase {
     }
 
     func testChoosingStandardLibraries() throws {
-        let safe = Runtime(libraries: .safe)
+        let safe = TestRuntimes.make(libraries: .safe)
         defer { safe.close() }
         XCTAssertEqual(try safe.run(string: "return io == nil, os == nil, string ~= nil, require('dispatch') ~= nil"),
                        [true, true, true, true])
-        let bare = Runtime(libraries: [.base])
+        let bare = TestRuntimes.make(libraries: [.base])
         defer { bare.close() }
         XCTAssertEqual(try bare.run(string: "return require == nil, type(dispatch.queue), string == nil"),
                        [true, "function", true])
     }
 
     func testRunWithoutTakingOverTheMainThread() throws {
-        let rt = Runtime()
+        let rt = TestRuntimes.make()
         defer { rt.close() }
         let done = DispatchSemaphore(value: 0)
         let result = Collected()
@@ -166,7 +166,7 @@ final class EmbeddingTests: XCTestCase {
     }
 
     func testCallFromInsideLuaIsRefusedNotDeadlocked() throws {
-        let rt = Runtime()
+        let rt = TestRuntimes.make()
         defer { rt.close() }
         let failure = Collected()
         rt.register(module: "host", functions: ["reenter": { [unowned rt] _ in
@@ -178,7 +178,7 @@ final class EmbeddingTests: XCTestCase {
     }
 
     func testCloseIsDeterministicAndIdempotent() throws {
-        let rt = Runtime()
+        let rt = TestRuntimes.make()
         try rt.run(string: """
             local dispatch = require('dispatch')
             parked = dispatch.queue('parked'); parked:suspend()

@@ -91,9 +91,11 @@ final class IOChannelTests: XCTestCase {
             ch:read(0, 100, q, function(done, data, err)
               if done then t.emit("read", #data, dispatch.errno_name(err)) end
             end)
-            ch:barrier(function() t.emit("barrier", ch.fd == r) end)
             ch:close{stop = true}
             """)
+        // No ch:barrier before the close: libdispatch loses a close(.stop) that follows a barrier
+        // on a fresh pipe channel with a pending read in about 1 run in 15 under load, and then
+        // nothing is ever delivered (reproduced in plain Swift; docs/reliability.md, "Known gaps").
         XCTAssertEqual(out.last, "cleanup 0")
         XCTAssertTrue(out.contains("read 0 ECANCELED"), "\(out)")
     }

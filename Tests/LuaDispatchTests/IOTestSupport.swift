@@ -8,7 +8,7 @@ import XCTest
 /// until idle, as the CLI does. `t.emit(...)` records a line; uncaught errors are recorded too.
 /// A watchdog ends the process if a test hangs, so a hang fails instead of stalling the suite.
 final class IOHarness: @unchecked Sendable {
-    let runtime = Runtime()
+    let runtime = TestRuntimes.make()
     private let lines = Lines()
     private let uncaught = Lines()
 

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import Synchronization
 @testable import LuaDispatch
 
 /// What one Lua run left behind: values passed to `t.record(...)`, uncaught errors.
@@ -35,7 +36,7 @@ final class Recorder: @unchecked Sendable {
 /// runtime is idle (as the CLI does). `require("t").record(...)` records values for the test.
 @discardableResult
 func runLua(_ code: String, drive: Bool = true, file: StaticString = #filePath, line: UInt = #line) -> LuaRun {
-    let runtime = Runtime()
+    let runtime = TestRuntimes.make()
     let recorder = Recorder()
     runtime.register(module: "t", functions: [
         "record": { args in
@@ -79,4 +80,26 @@ func luaError(_ code: String, file: StaticString = #filePath, line: UInt = #line
     }
     XCTAssertEqual(r[0], .boolean(false), "expected an error, got success", file: file, line: line)
     return r[1].stringValue ?? ""
+}
+
+/// The interpreters the tests make. A runtime that nobody closes is never freed (its Lua objects
+/// and it reference each other), so at exit, before LeakSanitizer looks, every one is closed that
+/// has no block running Lua (closing waits for those, and a test may leave one parked for ever);
+/// the list keeps the rest reachable. `scripts/sanitize/asan` relies on this.
+enum TestRuntimes {
+    nonisolated(unsafe) private static var all: [Runtime] = []
+    private static let lock = NSLock()
+    private static let installExitHook: Void = { atexit { TestRuntimes.closeAll() } }()
+
+    static func make(libraries: LuaLibraries = .all) -> Runtime {
+        _ = installExitHook
+        let rt = Runtime(libraries: libraries)
+        lock.withLock { all.append(rt) }
+        return rt
+    }
+
+    static func closeAll() {
+        let runtimes = lock.withLock { all }
+        for rt in runtimes where rt.running.load(ordering: .acquiring) == 0 { rt.close() }
+    }
 }

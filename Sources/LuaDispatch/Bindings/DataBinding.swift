@@ -185,12 +185,16 @@ enum DataBinding {
     /// `dispatch.data.map(path)`: the file mapped read-only; the bytes are unmapped when the
     /// last data sharing them goes. `.custom` is required: `.free` and the default crash.
     private static func map(_ a: Args, _ path: String) throws(LuaError) -> Int32 {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        // O_NONBLOCK: opening a FIFO (or a terminal) for reading would otherwise block, here,
+        // with the interpreter held, until a writer appears: every block of the runtime would stop.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { return Errno.pushFailure(a.L, errno, context: path) }
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0 else { return Errno.pushFailure(a.L, errno, context: path) }
-        if (st.st_mode & S_IFMT) == S_IFDIR { return Errno.pushFailure(a.L, EISDIR, context: path) }
+        let type = st.st_mode & S_IFMT
+        if type == S_IFDIR { return Errno.pushFailure(a.L, EISDIR, context: path) }
+        if type == S_IFIFO || type == S_IFSOCK { return Errno.pushFailure(a.L, ENODEV, context: path) }
         let size = Int(st.st_size)
         guard size > 0 else {
             push(a, .empty)

@@ -1,7 +1,7 @@
 import CLua
 import CLuaShim
 import Dispatch
-import Synchronization
+import Foundation
 
 /// A `DispatchWorkItem` running a Lua function, with the counts libdispatch checks by aborting:
 /// an item may not be waited on twice at once, nor waited on or observed once it ran twice.
@@ -14,8 +14,18 @@ final class WorkItemObject: @unchecked Sendable {
     let fn: LuaRef
     let flags: DispatchWorkItemFlags
     let qos: DispatchQoS
-    let gate = Mutex(Gate())
+    /// Guards `gateState`. An NSLock (a pthread mutex), not Synchronization.Mutex: Mutex takes its
+    /// contended path inside the uninstrumented standard library (`_MutexHandle._lockSlow`), so
+    /// ThreadSanitizer misses the synchronisation and reports races on the gate that cannot happen.
+    private let gateLock = NSLock()
+    private var gateState = Gate()
     private(set) var item: DispatchWorkItem!
+
+    func withGate<R>(_ body: (inout Gate) -> R) -> R {
+        gateLock.lock()
+        defer { gateLock.unlock() }
+        return body(&gateState)
+    }
 
     init(_ rt: Runtime, fn: Int32, qos: DispatchQoS, flags: DispatchWorkItemFlags) {
         self.fn = LuaRef(rt, fn)
@@ -26,13 +36,13 @@ final class WorkItemObject: @unchecked Sendable {
 
     /// Runs the item once (a no-op when cancelled). Called without the interpreter lock.
     func run() {
-        gate.withLock { $0.runs += 1 }
+        withGate { $0.runs += 1 }
         item.perform()
     }
 
     /// Registers `work` to run after the item completes; refused once the item ran twice.
     func notify(_ q: QueueObject, _ work: @escaping @Sendable () -> Void) -> Bool {
-        gate.withLock { g in
+        withGate { g in
             guard g.runs <= 1 else { return false }
             item.notify(queue: q.queue, execute: work)
             return true
@@ -101,7 +111,7 @@ enum WorkItemBinding {
             // dispatch_block_wait aborts on a second wait and on any run after a wait, so the
             // wait is a notify (allowed while the item ran at most once) plus a semaphore.
             let done = DispatchSemaphore(value: 0)
-            let refusal: String? = item.gate.withLock { g in
+            let refusal: String? = item.withGate { g in
                 if g.waiting { return "a second concurrent wait on one work item" }
                 if g.runs > 1 { return "wait on a work item that ran more than once" }
                 g.waiting = true
@@ -110,7 +120,7 @@ enum WorkItemBinding {
             }
             if let refusal { throw .message(refusal) }
             let ok = a.runtime.unlocked { Waits.wait(done, timeout) }
-            item.gate.withLock { $0.waiting = false }
+            item.withGate { $0.waiting = false }
             return Waits.push(a.L, ok)
         }
         t.method("notify") { a throws(LuaError) in
