@@ -153,14 +153,14 @@ final class EmbeddingTests: XCTestCase {
         // The script is started from a background thread; its main-queue block runs when this
         // (main) thread services the main queue, as an app's run loop would.
         DispatchQueue.global().async {
-            try? rt.run(string: """
+            _ = try? rt.run(string: """
                 local host, dispatch = require('host'), require('dispatch')
                 dispatch.main:async(function() host.done(dispatch.thread().is_main and 1 or 0) end)
                 """)
         }
         let deadline = Date().addingTimeInterval(10)
         while done.wait(timeout: .now()) == .timedOut && Date() < deadline {
-            RunLoop.main.run(mode: .default, before: Date().addingTimeInterval(0.01))
+            _ = RunLoop.main.run(mode: .default, before: Date().addingTimeInterval(0.01))
         }
         XCTAssertEqual(result.order, [1])
     }
