@@ -203,10 +203,10 @@ final class ConcurrentMapTests: XCTestCase {
             local ran = false
             q:async(function() ran = true end)
             local t0 = dispatch.now()
-            dispatch.concurrent_map(2, function() dispatch.sleep(0.4) end, {chunk = 1})
+            dispatch.concurrent_map(2, function() dispatch.sleep(0.5) end, {chunk = 1})
             local elapsed = dispatch.now() - t0
             assert(ran, "a block ran on the shared interpreter meanwhile")
-            assert(elapsed < 0.75, "two 0.4 s iterations overlapped (took " .. elapsed .. " s)")
+            assert(elapsed < 0.95, "two 0.5 s iterations overlapped (took " .. elapsed .. " s)")
             """)
     }
 
