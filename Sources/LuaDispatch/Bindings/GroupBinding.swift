@@ -30,13 +30,7 @@ enum GroupBinding {
         }
         t.method("leave") { a throws(LuaError) in
             let g: GroupObject = try a.object(1, .group)
-            var n = g.entered.load(ordering: .relaxed)
-            repeat {
-                guard n > 0 else { throw .message("leave of a group that was not entered") }
-                let (done, now) = g.entered.compareExchange(expected: n, desired: n - 1, ordering: .relaxed)
-                if done { break }
-                n = now
-            } while true
+            guard g.entered.decrementIfPositive() else { throw .message("leave of a group that was not entered") }
             g.group.leave()
             return 0
         }

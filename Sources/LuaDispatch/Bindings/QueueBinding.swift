@@ -116,13 +116,9 @@ enum QueueBinding {
         }
         t.method("resume") { a throws(LuaError) in
             let q: QueueObject = try a.object(1, .queue)
-            var n = q.suspensions.load(ordering: .relaxed)
-            repeat {
-                guard n > 0 else { throw .message("resume of queue '\(q.label)', which is not suspended") }
-                let (done, now) = q.suspensions.compareExchange(expected: n, desired: n - 1, ordering: .relaxed)
-                if done { break }
-                n = now
-            } while true
+            guard q.suspensions.decrementIfPositive() else {
+                throw .message("resume of queue '\(q.label)', which is not suspended")
+            }
             q.queue.resume()
             return 0
         }

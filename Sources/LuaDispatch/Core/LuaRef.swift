@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 
 /// A registry reference owned by a Swift object; released (later, under the lock) on deinit.
 final class LuaRef: @unchecked Sendable {
@@ -30,5 +31,19 @@ func writeStderr(_ text: String) {
             if n <= 0 { break }
             offset += n
         }
+    }
+}
+
+extension Atomic where Value == Int {
+    /// Decrements the count unless it is already 0; false then. For counts that must never go
+    /// below zero (suspensions, group enters), whose underflow libdispatch punishes with an abort.
+    func decrementIfPositive() -> Bool {
+        var n = load(ordering: .relaxed)
+        while n > 0 {
+            let (done, now) = compareExchange(expected: n, desired: n - 1, ordering: .relaxed)
+            if done { return true }
+            n = now
+        }
+        return false
     }
 }
