@@ -1,4 +1,5 @@
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include "luashim.h"
 
 #include <errno.h>
@@ -201,3 +202,5 @@ int ld_epoll_refusal(int fd) {
     close(probe);
     return result;
 }
+
+int ld_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }

@@ -18,6 +18,26 @@ final class ReadinessTests: XCTestCase {
         XCTAssertEqual(run.records, [[true, "EPERM", true], [true]])
     }
 
+    /// Closing libdispatch's own descriptors would make it abort: `dispatch.fd.close` refuses.
+    func testDispatchsOwnDescriptorsCannotBeClosed() throws {
+        let run = runLua("""
+            dispatch.queue("warm"):sync(function() end)
+            local refused = 0
+            for fd = 3, 256 do
+              local link = io.popen("readlink /proc/" .. dispatch.pid() .. "/fd/" .. fd):read("a")
+              if link:match("eventpoll") or link:match("eventfd") or link:match("timerfd") then
+                local ok, msg, name = dispatch.fd.close(fd)
+                assert(ok == nil and name == "EPERM" and msg:find("belongs to Dispatch"), tostring(msg))
+                refused = refused + 1
+              end
+            end
+            t.record(refused > 0)
+            dispatch.queue("after"):after(0.01, function() t.record("still working") end)
+            """)
+        assertClean(run)
+        XCTAssertEqual(run.records, [[true], ["still working"]])
+    }
+
     func testRegularFilesArePlainlyReady() throws {
         let path = NSTemporaryDirectory() + "readiness-\(UUID().uuidString)"
         XCTAssertNoThrow(try Data("twelve bytes".utf8).write(to: URL(fileURLWithPath: path)))

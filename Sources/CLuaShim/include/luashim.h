@@ -106,6 +106,9 @@ size_t ld_heap_in_use(void);
 /// ready); otherwise the errno epoll_ctl gives, e.g. EPERM for /dev/null.
 int ld_epoll_refusal(int fd);
 
+/// pipe2(2) with O_CLOEXEC (not visible to Swift): 0, or -1 and errno.
+int ld_pipe_cloexec(int fds[2]);
+
 /// pidfd_open(2) (syscall 434): a descriptor that becomes readable when `pid` exits; -1 + errno.
 int ld_pidfd_open(int pid);
 

@@ -16,7 +16,9 @@ enum FDBinding {
         m.table("fd") { t in
             t.function("pipe") { a throws(LuaError) in
                 var fds: [Int32] = [0, 0]
-                guard pipe(&fds) == 0 else { return Errno.pushFailure(a.L, errno) }
+                // Close-on-exec, like `open` below: a child process spawned meanwhile must not keep
+                // the pipe (or its epoll registration) alive.
+                guard ld_pipe_cloexec(&fds) == 0 else { return Errno.pushFailure(a.L, errno) }
                 for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
                 lua_pushinteger(a.L, lua_Integer(fds[0]))
                 lua_pushinteger(a.L, lua_Integer(fds[1]))
@@ -67,6 +69,11 @@ enum FDBinding {
             }
             t.function("close") { a throws(LuaError) in
                 let fd = try descriptor(a, 1)
+                // Closing libdispatch's own epoll, event, timer or signal descriptor makes it
+                // abort ("Do not close random Unix descriptors") or lose events: refuse.
+                if DispatchDescriptors.owns(fd) {
+                    return Errno.pushFailure(a.L, EPERM, context: "fd \(fd) belongs to Dispatch")
+                }
                 guard Glibc.close(fd) == 0 else { return Errno.pushFailure(a.L, errno) }
                 lua_pushboolean(a.L, 1)
                 return 1
@@ -128,5 +135,18 @@ enum OpenMode {
     static func parse(_ s: String) -> mode_t? {
         guard !s.isEmpty, s.count <= 5, let v = Int(s, radix: 8), (0...0o7777).contains(v) else { return nil }
         return mode_t(v)
+    }
+}
+
+/// The descriptors libdispatch keeps for itself on Linux, recognised by their kind.
+enum DispatchDescriptors {
+    static let kinds = ["anon_inode:[eventpoll]", "anon_inode:[eventfd]", "anon_inode:[timerfd]", "anon_inode:[signalfd]"]
+
+    static func owns(_ fd: Int32) -> Bool {
+        var buffer = [CChar](repeating: 0, count: 64)
+        let n = readlink("/proc/self/fd/\(fd)", &buffer, buffer.count - 1)
+        guard n > 0 else { return false }
+        let target = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return kinds.contains(target)
     }
 }
