@@ -53,28 +53,18 @@ extension Runtime {
     /// The exit status the CLI reports: 1 after any uncaught error, else 0.
     public var exitStatus: Int32 { uncaughtErrors.load(ordering: .relaxed) > 0 ? 1 : 0 }
 
-    /// Each chunk runs on its own pooled Lua thread, so that chunks started from several host
-    /// threads never share a stack.
     private func runChunk(script: String?, arguments: [String], load: (OpaquePointer) -> Int32) throws(LuaScriptError) -> [LuaValue] {
-        acquire()
-        defer { release() }
-        guard !isClosed else { throw LuaScriptError(message: "the interpreter is closed") }
-        running.wrappingAdd(1, ordering: .relaxed)  // close() waits for this chunk
-        defer { running.wrappingSubtract(1, ordering: .relaxed) }
-        let T = takeThread()
-        defer { giveBack(T) }
-        if load(T) != LUA_OK {
-            throw LuaScriptError(message: Lua.string(T, -1) ?? "cannot load chunk")
+        try callOnPooledThread { T throws(LuaScriptError) in
+            if load(T) != LUA_OK {
+                throw LuaScriptError(message: Lua.string(T, -1) ?? "cannot load chunk")
+            }
+            setArguments(T, script: script, arguments)
+            guard lua_checkstack(T, Int32(arguments.count) + 1) != 0 else {
+                throw LuaScriptError(message: "too many arguments")
+            }
+            for a in arguments { Lua.push(T, a) }
+            return Int32(arguments.count)
         }
-        setArguments(T, script: script, arguments)
-        guard lua_checkstack(T, Int32(arguments.count) + 1) != 0 else {
-            throw LuaScriptError(message: "too many arguments")
-        }
-        for a in arguments { Lua.push(T, a) }
-        let status = ld_pcall(T, Int32(arguments.count), ld_multret(), 1)
-        defer { drainDeferred() }
-        if status != LUA_OK { throw scriptError(T) }
-        return try results(T, from: 2)
     }
 
     /// Calls the global function `name` with `arguments` on the calling thread and returns its
@@ -84,24 +74,34 @@ extension Runtime {
         guard ld_lock_held() != lock else {
             throw LuaScriptError(message: "call(\"\(name)\"): the calling thread is already running Lua")
         }
+        return try callOnPooledThread { T throws(LuaScriptError) in
+            lua_rawgeti(T, ld_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
+            _ = Lua.getField(T, -1, name)
+            ld_remove(T, -2)
+            guard lua_type(T, -1) == LUA_TFUNCTION else {
+                throw LuaScriptError(message: "call(\"\(name)\"): global '\(name)' is not a function")
+            }
+            guard lua_checkstack(T, Int32(arguments.count) + 1) != 0 else {
+                throw LuaScriptError(message: "too many arguments")
+            }
+            for a in arguments { a.push(T) }
+            return Int32(arguments.count)
+        }
+    }
+
+    /// Calls, from a host thread, the function `prepare` pushes (followed by the argument count
+    /// it returns) and returns its results. Each call gets its own pooled Lua thread, so that
+    /// calls from several host threads never share a stack; `close()` waits for it to finish.
+    private func callOnPooledThread(_ prepare: (OpaquePointer) throws(LuaScriptError) -> Int32) throws(LuaScriptError) -> [LuaValue] {
         acquire()
         defer { release() }
         guard !isClosed else { throw LuaScriptError(message: "the interpreter is closed") }
-        running.wrappingAdd(1, ordering: .relaxed)  // close() waits for this chunk
+        running.wrappingAdd(1, ordering: .relaxed)
         defer { running.wrappingSubtract(1, ordering: .relaxed) }
         let T = takeThread()
         defer { giveBack(T) }
-        lua_rawgeti(T, ld_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
-        _ = Lua.getField(T, -1, name)
-        ld_remove(T, -2)
-        guard lua_type(T, -1) == LUA_TFUNCTION else {
-            throw LuaScriptError(message: "call(\"\(name)\"): global '\(name)' is not a function")
-        }
-        guard lua_checkstack(T, Int32(arguments.count) + 1) != 0 else {
-            throw LuaScriptError(message: "too many arguments")
-        }
-        for a in arguments { a.push(T) }
-        let status = ld_pcall(T, Int32(arguments.count), ld_multret(), 1)
+        let count = try prepare(T)
+        let status = ld_pcall(T, count, ld_multret(), 1)
         defer { drainDeferred() }
         if status != LUA_OK { throw scriptError(T) }
         return try results(T, from: 2)
