@@ -1,12 +1,12 @@
-import Foundation
 import LuaDispatch
 
 /// The `scenario` module that bundled scenario scripts use: delay scaling, invariant checks and
 /// fixtures (data files, temporary directories, a loopback HTTP server). It reads its settings
 /// from the environment, so `luadispatch run` and `luadispatch scenarios run` behave the same.
+/// Nothing is built until a script first requires it.
 enum ScenarioModule {
     static let source = """
-        local host = require("scenario.host")
+        local host = ...
         local M = {}
         M.scale = tonumber(os.getenv("LUADISPATCH_DELAY_SCALE")) or 1
         M.checking = os.getenv("LUADISPATCH_SCENARIO_CHECK") == "1"
@@ -79,37 +79,22 @@ enum ScenarioModule {
         """
 
     static func install(_ runtime: Runtime, scriptDirectory: String?) {
-        let env = ProcessInfo.processInfo.environment
-        let dataDir = env["LUADISPATCH_SCENARIO_DATA"]
-            ?? URL(fileURLWithPath: scriptDirectory ?? ".").appendingPathComponent("data").standardizedFileURL.path
-        runtime.register(module: "scenario.host", functions: [
-            "fail": { [runtime] _ in
+        let dataDir = Posix.environment("LUADISPATCH_SCENARIO_DATA") ?? (scriptDirectory ?? ".") + "/data"
+        runtime.preload(module: "scenario", source: source, functions: [
+            "fail": { [unowned runtime] _ in
                 runtime.recordFailure()
                 return []
             },
-            "data_dir": { _ in [.string(dataDir)] },
-            "tmpdir": { _ in
-                let tmp = NSTemporaryDirectory().hasSuffix("/") ? NSTemporaryDirectory() : NSTemporaryDirectory() + "/"
-                var template = Array("\(tmp)luadispatch-XXXXXX".utf8CString)
-                guard let made = mkdtemp(&template) else {
-                    throw ScenarioError("mkdtemp failed: \(String(cString: strerror(errno)))")
-                }
-                return [.string(String(cString: made))]
-            },
+            "data_dir": { _ in [.string(Posix.realPath(dataDir) ?? dataDir)] },
+            "tmpdir": { _ in [.string(try Posix.makeTemporaryDirectory(prefix: "luadispatch-"))] },
             "rmtree": { args in
                 guard let path = args.first?.stringValue else { throw ScenarioError("rmtree: path expected") }
-                try? FileManager.default.removeItem(atPath: path)
+                Posix.removeTree(path)
                 return []
             },
             "http_base": { _ in
                 [.string(try FixtureServer.shared(root: dataDir + "/http").baseURL)]
             },
         ])
-        runtime.preload(module: "scenario", source: source)
     }
-}
-
-struct ScenarioError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }
