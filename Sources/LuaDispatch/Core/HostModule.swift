@@ -44,8 +44,7 @@ extension Runtime {
             Lua.setField(L, -2, key)
         }
         for (key, shared) in queues {
-            let q = QueueObject(queue: shared.queue, label: shared.label, concurrent: shared.concurrent,
-                                qos: QoS.name(shared.queue.qos.qosClass), kind: .host)
+            let q = QueueObject(queue: shared.queue, label: shared.label, concurrent: shared.concurrent, kind: .host)
             q.registry = self.queues
             self.queues.add(q)
             objects.push(L, q, .queue)
