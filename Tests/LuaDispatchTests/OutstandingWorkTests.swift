@@ -26,8 +26,8 @@ final class OutstandingWorkTests: XCTestCase {
             usleep(5000)
         }
         XCTAssertTrue(report.contains("1 block running or parked in a blocking call"), report)
-        XCTAssertTrue(report.contains("queue 'held' (suspended): 2 blocks"), report)
-        XCTAssertTrue(report.contains("queue 'dormant' (inactive): 1 block"), report)
+        XCTAssertTrue(report.contains("queue 'held' (suspended): 2 blocks or sources waiting"), report)
+        XCTAssertTrue(report.contains("queue 'dormant' (inactive): 1 block or source waiting"), report)
         XCTAssertTrue(report.contains("1 group enter not yet left"), report)
         XCTAssertTrue(report.contains("1 more unit of work"), report)
 

@@ -1,5 +1,6 @@
 -- title: Group of two tasks, notify the main queue
 -- seed: 000 §7 (example 7.1, create a group, add tasks normally, notify the main queue)
+-- expect: 3 checks
 --
 -- Two tasks are added to a group with async(group:); group.notify runs a task on the main
 -- queue once both are done. The two tasks finish in any order.

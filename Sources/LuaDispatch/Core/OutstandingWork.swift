@@ -19,7 +19,7 @@ extension Runtime {
             queued += n
             let state = q.inactive.load(ordering: .relaxed) ? "inactive"
                 : q.suspensions.load(ordering: .relaxed) > 0 ? "suspended" : "not suspended"
-            parts.append("queue '\(q.label)' (\(state)): " + plural(n, "block") + " or sources waiting")
+            parts.append("queue '\(q.label)' (\(state)): \(n) \(n == 1 ? "block or source" : "blocks or sources") waiting")
         }
         visit(mainQueue)
         queues.forEach(visit)

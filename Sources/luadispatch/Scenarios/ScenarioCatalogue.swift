@@ -17,9 +17,8 @@ struct ScenarioCatalogue {
         scenarios = names.filter { $0.hasSuffix(".lua") }.compactMap { file -> Scenario? in
             guard let dash = file.firstIndex(of: "-") else { return nil }
             let path = directory + "/" + file
-            let head = Posix.readFile(path, limit: 4096).map { String(decoding: $0, as: UTF8.self) } ?? ""
-            let title = head.split(separator: "\n").prefix(5).first { $0.hasPrefix("-- title:") }
-                .map { String($0.dropFirst("-- title:".count)).trimmingSpaces() } ?? file
+            // A malformed header is reported when the scenario runs; the list shows the file.
+            let title = (try? ScenarioHeader(path: path))?.title ?? file
             return Scenario(id: String(file[..<dash]), title: title, path: path)
         }.sorted { Self.order($0.id) < Self.order($1.id) }
     }

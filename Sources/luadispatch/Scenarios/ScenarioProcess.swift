@@ -5,7 +5,7 @@ import Glibc
 #endif
 
 /// One scenario in a child process running this same binary, with standard input read from a
-/// fixture file and a time limit.
+/// fixture file and a time limit (a backstop: the child enforces its own limit and reports).
 enum ScenarioProcess {
     enum Outcome: Equatable {
         case exited(Int32)
@@ -14,7 +14,8 @@ enum ScenarioProcess {
         case notStarted(String)
     }
 
-    static func run(script: String, environment: [String: String], stdin: String, timeout: Double) -> Outcome {
+    /// Runs this binary with `arguments`; past `timeout` seconds it is killed.
+    static func run(arguments: [String], environment: [String: String], stdin: String, timeout: Double) -> Outcome {
         var fileActions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&fileActions)
         defer { posix_spawn_file_actions_destroy(&fileActions) }
@@ -26,7 +27,7 @@ enum ScenarioProcess {
             !environment.keys.contains { entry.hasPrefix($0 + "=") }
         }
         env += environment.map { "\($0.key)=\($0.value)" }
-        let argv: [UnsafeMutablePointer<CChar>?] = ([executable, "run", script] as [String]).map { strdup($0) } + [nil]
+        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp: [UnsafeMutablePointer<CChar>?] = env.map { strdup($0) } + [nil]
         defer { (argv + envp).forEach { free($0) } }
 

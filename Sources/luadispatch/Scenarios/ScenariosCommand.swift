@@ -23,6 +23,8 @@ enum ScenariosCommand {
                 return 0
             case .run:
                 return try run(try catalogue(options), options)
+            case .exec:
+                return ScenarioExec.run(options.ids[0], options, programName: programName)
             }
         } catch {
             Posix.writeStandardError("\(programName): \(error)\n")
@@ -34,14 +36,18 @@ enum ScenariosCommand {
         """
         usage: \(programName) scenarios list [--dir D]
                \(programName) scenarios run ID... | --all [options]
+               \(programName) scenarios exec FILE [options]   (one script, in this process)
         Available options are:
           --all          run every scenario
           --check        also print each verified invariant (failures are always printed)
           --scale F      multiply every tutorial delay by F (e.g. 0.05 for tests)
           --size N       size in bytes of each generated input file of the file scenarios
           --timeout S    seconds before a scenario is stopped and counted as failed
+                         (default: a few times what its header says it takes)
           --dir D        directory of the scenario scripts (default: scripts/scenarios,
                          found from the current directory or from the binary)
+        A scenario fails when a check fails, when it makes fewer or more checks than it
+        declares, when it leaves work that can never run, or at its time limit.
 
         """
     }
@@ -71,29 +77,31 @@ enum ScenariosCommand {
                 selected.append(s)
             }
         }
-        var environment = [
-            "LUADISPATCH_DELAY_SCALE": "\(options.scale)",
-            "LUADISPATCH_SCENARIO_CHECK": options.check ? "1" : "0",
-            "LUADISPATCH_SCENARIO_DATA": catalogue.directory + "/data",
-        ]
-        if let size = options.size { environment["LUADISPATCH_SCENARIO_SIZE"] = "\(size)" }
         var failed: [String] = []
         for s in selected {
             print("== \(s.id) \(s.title)")
             fflush(nil)
             let started = Posix.now()
-            let outcome = ScenarioProcess.run(script: s.path, environment: environment,
-                                              stdin: catalogue.directory + "/data/stdin.txt", timeout: options.timeout)
+            let limit = options.timeout
+                ?? (try? ScenarioHeader(path: s.path))?.timeLimit(scale: options.scale, size: options.size)
+                ?? ScenarioHeader.limitSlack
+            var arguments = ["scenarios", "exec", s.path, "--scale", "\(options.scale)", "--timeout", "\(limit)"]
+            if options.check { arguments.append("--check") }
+            if let size = options.size { arguments += ["--size", "\(size)"] }
+            let outcome = ScenarioProcess.run(arguments: arguments,
+                                              environment: ["LUADISPATCH_SCENARIO_DATA": catalogue.directory + "/data"],
+                                              stdin: catalogue.directory + "/data/stdin.txt",
+                                              timeout: limit + 5)
             let seconds = Posix.twoDecimals(Posix.now() - started)
             switch outcome {
             case .exited(0):
                 print("-- \(s.id) passed (\(seconds) s)")
+            case .exited(ScenarioExec.timedOutStatus), .timedOut:
+                print("-- \(s.id) FAILED (timed out at its limit of \(Posix.twoDecimals(limit)) s, \(seconds) s)")
             case .exited(let status):
                 print("-- \(s.id) FAILED (exit status \(status), \(seconds) s)")
             case .signalled(let signal):
                 print("-- \(s.id) FAILED (killed by signal \(signal), \(seconds) s)")
-            case .timedOut:
-                print("-- \(s.id) FAILED (timed out, \(seconds) s)")
             case .notStarted(let why):
                 print("-- \(s.id) FAILED (cannot start: \(why))")
             }
