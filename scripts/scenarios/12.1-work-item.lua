@@ -4,8 +4,10 @@
 --
 -- One work item (value += 5) is submitted to a global queue and also performed directly
 -- by another task, which then cancels it. Three notifications are registered: they run
--- once the item has completed (in any order). A third task, 2 s later, performs the item
--- again: it is cancelled, so nothing happens. The value goes 10 -> 15 -> 20 and stays 20.
+-- once the item has completed, in no promised order (the tutorial's run shows 2, 3, 1; here
+-- they make no blocking call, so they run one at a time, nearly always in the order
+-- registered). A third task, 2 s later, performs the item again: it is cancelled, so nothing
+-- happens. The value goes 10 -> 15 -> 20 and stays 20.
 --
 -- As in the tutorial's output, the two runs of the item may overlap: printing its last line
 -- takes a moment here (a short sleep), and the other run goes on meanwhile on another thread.

@@ -109,7 +109,7 @@ local N = 20
 exercise(IdentityMap.new("com.example.unprotected.queue", false), N, function(map, reads)
   print(string.format("without barrier: %d objects stored, count = %d (%d writes lost), %d of %d reads saw a half-done write",
     entries(map.dictionary), map.count, N - map.count, reads.inconsistent, reads.total))
-  print("(the numbers above vary from run to run; that is the point)")
+  print("(the numbers above depend on timing and can change from run to run)")
 
   -- The Handbook's version, with barrier writes.
   exercise(IdentityMap.new("com.khanlou.isolation.queue", true), N, function(map2, reads2)
