@@ -10,7 +10,7 @@ struct LuaDispatchCommand: ParsableCommand {
             The script runs on the main thread; then the main queue is serviced until no work \
             is left. The exit status is 1 after an uncaught error, else 0.
             """,
-        subcommands: [RunCommand.self, ScenariosCommand.self]
+        subcommands: [RunCommand.self, ScenariosSubcommand.self]
     )
 
     @Option(name: .customShort("e"), help: ArgumentHelp("Run a string of Lua code.", valueName: "code"))
@@ -31,6 +31,18 @@ struct RunCommand: ParsableCommand {
 
     func run() throws {
         ScriptLauncher.exit(ScriptLauncher.run(.file(file), arguments: arguments))
+    }
+}
+
+/// `luadispatch scenarios ...`, parsed by the scenario runner itself.
+struct ScenariosSubcommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "scenarios", abstract: "List and run the bundled tutorial scenarios.")
+
+    @Argument(parsing: .allUnrecognized) var arguments: [String] = []
+
+    func run() throws {
+        ScriptLauncher.exit(ScenariosCommand.main(arguments))
     }
 }
 

@@ -52,6 +52,22 @@ final class EmbeddingTests: XCTestCase {
         }
     }
 
+    /// A preloaded module costs nothing until required: its source is compiled on first use
+    /// (a syntax error surfaces there), runs once, and gets its host functions as `...`.
+    func testPreloadedModulesLoadOnFirstRequire() throws {
+        let rt = TestRuntimes.make()
+        defer { rt.close() }
+        rt.preload(module: "lazy", source: "local host = ...; loads = (loads or 0) + 1; return {twice = host.twice}",
+                   functions: ["twice": { [.integer($0[0].intValue! * 2)] }])
+        rt.preload(module: "broken", source: "return (")
+        XCTAssertEqual(try rt.run(string: "return loads, package.loaded.lazy, type(package.preload.lazy)"),
+                       [.nil, .nil, "function"])
+        XCTAssertEqual(try rt.run(string: "return require('lazy').twice(21), require('lazy').twice(1), loads"), [42, 2, 1])
+        let r = try rt.run(string: "return pcall(require, 'broken')")
+        XCTAssertEqual(r.first, false)
+        XCTAssertTrue(r[1].stringValue?.contains("broken:1:") ?? false, "\(r)")
+    }
+
     struct HostFailure: Error, CustomStringConvertible {
         var description: String { "disk on fire" }
     }

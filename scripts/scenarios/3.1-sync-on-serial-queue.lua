@@ -1,5 +1,6 @@
 -- title: Sync task on a serial queue
 -- seed: 000 §3 (example 3.1, sync task on a serial queue)
+-- expect: 3 checks
 --
 -- A sync task blocks the calling thread and runs right there: here the caller is the
 -- main thread, so the task runs on the main thread while "belonging" to the serial

@@ -1,5 +1,6 @@
 -- title: Sync nested in the same serial queue (deadlock)
 -- seed: 000 §3 (example 3.2, sync task nested in the same serial queue)
+-- expect: 4 checks
 --
 -- In the tutorial the nested `serialQueue.sync` inside a task of serialQueue deadlocks and
 -- the app crashes (EXC_BREAKPOINT). A serial queue's thread may not be blocked by a task

@@ -1,5 +1,6 @@
 -- title: Sync nested in the same concurrent queue
 -- seed: 000 §3 (example 3.3, sync task nested in the same concurrent queue)
+-- expect: 4 checks
 --
 -- A concurrent queue's thread may be blocked by a task of the same queue: the nested
 -- sync task simply runs on the current thread (the one of the outer async task) and then
@@ -33,12 +34,15 @@ concurrentQueue:async(function()
     local outerInQueue = testIsTaskInQueue("concurrent", concurrentQueueKey)
 
     local inner, innerInQueue
+    local events = {}
     concurrentQueue:sync(function()
         print("\nconcurrentQueue sync task--->")
         inner = printCurrentThread("concurrentQueue sync task")
         innerInQueue = testIsTaskInQueue("concurrent", concurrentQueueKey)
         print("---->concurrentQueue sync task\n")
+        events[#events + 1] = "nested sync task done"
     end)
+    events[#events + 1] = "outer task goes on"
 
     print("---->concurrentQueue async task\n")
 
@@ -46,6 +50,7 @@ concurrentQueue:async(function()
     scenario.check(inner ~= nil and inner.tid == outer.tid,
         "the nested sync task runs on the same thread as the outer task")
     scenario.check(not outer.is_main, "the outer async task is not on the main thread")
-    scenario.check(true, "no deadlock: the outer task went on after the nested sync")
+    scenario.check(table.concat(events, ", ") == "nested sync task done, outer task goes on",
+        "no deadlock: the nested sync task ran to the end, then the outer task went on")
 end)
 printCurrentThread("end test")

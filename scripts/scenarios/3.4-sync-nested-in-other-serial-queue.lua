@@ -1,5 +1,6 @@
 -- title: Sync nested in another serial queue
 -- seed: 000 §3 (example 3.4, sync task nested in another serial queue)
+-- expect: 4 checks
 --
 -- A task of serialQueue may block its thread with a sync task of *another* serial queue:
 -- both run on the same (main) thread, but the inner task belongs to serialQueue2 only.

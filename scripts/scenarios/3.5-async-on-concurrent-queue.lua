@@ -1,5 +1,6 @@
 -- title: Async task on a concurrent queue
 -- seed: 000 §3 (example 3.5, async task on a concurrent queue)
+-- expect: 3 checks
 --
 -- An async task does not block the caller: "end test" is printed first, and the queue
 -- runs the task on another thread (not the main thread).

@@ -1,5 +1,6 @@
 -- title: Async task on a serial queue
 -- seed: 000 §3 (example 3.6, async task on a serial queue)
+-- expect: 3 checks
 --
 -- Same as 3.5 with a serial queue: the caller goes on ("end test" first) and the task
 -- runs on a thread other than the main thread.

@@ -1,9 +1,14 @@
 -- title: Async nested in the same serial queue from a sync task
 -- seed: 000 §3 (example 3.7, async task nested in the same serial queue)
+-- expect: 4 checks
 --
 -- "A serial queue is not limited to one thread": the outer sync task runs on the main
 -- thread, the nested async task of the same queue runs later on a worker thread. They never
 -- overlap: the async task starts only after the sync task has finished.
+--
+-- As in the tutorial's output, the async task may start before or after "end test": when the
+-- sync task ends, the worker thread starting the async task and the main thread returning from
+-- sync race for the interpreter. The last line says which came first in this run.
 local dispatch = require("dispatch")
 local scenario = require("scenario")
 
@@ -53,3 +58,12 @@ serialQueue:sync(function()
     events[#events + 1] = "sync task end"
 end)
 printCurrentThread("end test")
+events[#events + 1] = "end test"
+
+-- Only to report this run's order, once the async task has run.
+serialQueue:async(function()
+    dispatch.main:async(function()
+        print(events[2] == "async task" and "(this run: the async task started before \"end test\")"
+            or "(this run: the async task started after \"end test\")")
+    end)
+end)

@@ -1,5 +1,6 @@
 -- title: Barrier task on a concurrent queue
 -- seed: 000 §3 (example 3.8, barrier task on a concurrent queue)
+-- expect: 3 checks, 0.3 s of delays
 --
 -- A barrier work item waits for the tasks already in the queue (1-3) to finish, runs
 -- alone, and the tasks added after it (4-6) start only once it is done.

@@ -1,5 +1,6 @@
 -- title: The five questions on queues and tasks
 -- seed: 000 appendix "Questions" (queue and task properties), answered with 000 §2-3
+-- expect: 9 checks, 0.5 s of delays
 --
 -- The tutorial ends with five questions:
 --   1. Can the main queue only use the main thread?

@@ -1,9 +1,10 @@
 -- title: Queue attributes: QoS, initially inactive, target queue
 -- seed: 000 §4 (queue attributes: qos, attributes .concurrent/.initiallyInactive, target)
+-- expect: 9 checks, 2.5 s of delays
 --
 -- §4 lists the arguments of DispatchQueue(label:qos:attributes:autoreleaseFrequency:target:)
 -- without an example; this script shows each one:
---   * qos: the priority class of a queue;
+--   * qos: the priority class of a queue; without one, a queue runs at its target's;
 --   * initiallyInactive: tasks wait until queue.activate();
 --   * target: tasks really run on the target queue. Since Swift 3 the target can only be set
 --     at creation or while the queue is still inactive; two queues targeting one serial
@@ -21,17 +22,50 @@ local function printCurrentThread(des, terminator)
 end
 
 ---------------------------------------------------------------------------------------------
-print("QoS, from highest to lowest:")
-local qosQueues = {}
-for _, qos in ipairs({ "user_interactive", "user_initiated", "default", "utility", "background" }) do
+print("QoS, from highest to lowest (q.qos is what Dispatch reports for the queue):")
+local levels = { "user_interactive", "user_initiated", "default", "utility", "background" }
+local reported = {}
+for _, qos in ipairs(levels) do
     local q = dispatch.queue{ label = "com.sinkingsoul.DispatchQueueTest." .. qos, qos = qos }
-    qosQueues[#qosQueues + 1] = q
+    reported[#reported + 1] = q.qos
     print(string.format("  %-45s qos = %s", q.label, q.qos))
 end
-scenario.check(qosQueues[1].qos == "user_interactive" and qosQueues[5].qos == "background",
-    "queues report the qos they were created with")
-local bg = dispatch.global("background")
-print(string.format("  global queue: %s, qos = %s", bg.label, bg.qos))
+-- libdispatch on Linux has no kernel QoS support: it makes user_interactive queues
+-- user_initiated (the highest level it has for queues).
+print("  (on Linux, Dispatch runs user_interactive queues at user_initiated)")
+scenario.check(table.concat(reported, ",") == "user_initiated,user_initiated,default,utility,background",
+    "Dispatch reports each queue's QoS as created (user_interactive becomes user_initiated on Linux)")
+
+-- Without a QoS of its own (the default, as in Swift) a queue takes its target's: here two
+-- concurrent queues target the background and the user-initiated global queues. Each QoS level
+-- has its own worker threads, so their blocks never share a thread.
+local group = dispatch.group()
+local threadsOf = {}
+for _, level in ipairs({ "background", "user_initiated" }) do
+    local q = dispatch.queue{ label = "com.sinkingsoul.DispatchQueueTest.to-" .. level,
+        concurrent = true, target = dispatch.global(level) }
+    print(string.format("  %-45s qos = %s (no QoS given; targets the %s global queue)", q.label, q.qos, level))
+    threadsOf[level] = {}
+    for _ = 1, 4 do
+        q:async(function()
+            threadsOf[level][dispatch.thread().number] = true
+            dispatch.sleep(scenario.delay(0.05))   -- some work, so that each level needs threads
+        end, { group = group })
+    end
+end
+group:wait()
+local shared, listed = false, {}
+for _, level in ipairs({ "background", "user_initiated" }) do
+    local nums = {}
+    for n in pairs(threadsOf[level]) do
+        nums[#nums + 1] = n
+        if level == "user_initiated" and threadsOf.background[n] then shared = true end
+    end
+    table.sort(nums)
+    listed[#listed + 1] = level .. " on thread(s) " .. table.concat(nums, ", ")
+end
+print("  blocks ran: " .. table.concat(listed, "; "))
+scenario.check(not shared, "a queue without a QoS runs at its target's level, on that level's own threads")
 
 ---------------------------------------------------------------------------------------------
 print("\nAttributes: concurrent and initiallyInactive")
@@ -79,7 +113,7 @@ scenario.check(not okLate, "set_target on an active queue raises an error")
 print("\nTarget: two concurrent queues that both target one serial queue")
 local queue1 = dispatch.queue{ label = "com.sinkingsoul.DispatchQueueTest.queue1", concurrent = true, target = targetQueue }
 local queue2 = dispatch.queue{ label = "com.sinkingsoul.DispatchQueueTest.queue2", concurrent = true, target = targetQueue }
-local group = dispatch.group()
+group = dispatch.group()
 local running, peak, count = 0, 0, 0
 for n = 1, 3 do
     for _, q in ipairs({ queue1, queue2 }) do

@@ -1,5 +1,6 @@
 -- title: Suspending a target queue holds the queues that target it
 -- seed: 000 §4 (target queue: "if the target queue is blocked, every queue targeting it is blocked")
+-- expect: 2 checks, 1 s of delays
 --
 -- Custom queues group tasks: their tasks really run on the target queue. So suspending the
 -- target queue holds the tasks of every queue that targets it, without touching the

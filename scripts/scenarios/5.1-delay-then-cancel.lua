@@ -1,5 +1,6 @@
 -- title: Delayed task cancelled by replacing it with an empty task
 -- seed: 000 §5 (example 5.1, AsyncAfter.delay then task(0) {})
+-- expect: 3 checks, 2 s of delays
 --
 -- AsyncAfter.delay(time, yourTask) schedules a closure and returns an "exchangeable task":
 -- calling it with a new delay and another task replaces what will run. Replacing with an
@@ -46,12 +47,8 @@ function AsyncAfter.delay(time, yourTask)
             dispatch.main:async(function()
                 scenario.check(changedAt ~= nil and changedAt < cancelledAt,
                     "\"changed\" is printed at once, before the original time")
-                scenario.check(changedAt ~= nil and changedAt < scenario.delay(2) * 0.5 + 0.5,
-                    "\"changed\" comes right away")
-                scenario.check(cancelledAt >= scenario.delay(2) * 0.9,
+                scenario.check(cancelledAt >= scenario.delay(2),
                     "\"original cancelled\" comes at >= 2 s")
-                scenario.check(cancelledAt < scenario.delay(2) + 1.5,
-                    "\"original cancelled\" comes at about 2 s")
                 scenario.check(not originalRan, "the original task never runs")
             end)
         end

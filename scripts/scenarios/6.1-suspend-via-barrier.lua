@@ -1,5 +1,6 @@
 -- title: Suspend a queue from a barrier task, resume safely with a counter
 -- seed: 000 §6 (suspend and resume: SuspendAndResum with safeSuspend/safeResume)
+-- expect: 5 checks, 2 s of delays
 --
 -- suspend() holds the tasks that have not started yet; resume() must be called as many
 -- times as suspend(), and one resume too many is an error. The tutorial keeps a counter

@@ -1,5 +1,6 @@
 -- title: Suspend a queue directly, twice
 -- seed: 001 (suspend and resume, case 1: safeSuspend called directly, "Suspend" tapped twice)
+-- expect: 3 checks, 3 s of delays
 --
 -- Suspensions are counted. The "Suspend" button is tapped twice, and each tap suspends the
 -- concurrent queue directly (no barrier). The first "Resume" tap only brings the count

@@ -1,5 +1,6 @@
 -- title: Suspend a queue from a barrier task, twice
 -- seed: 001 (suspend and resume, case 2: suspend through a barrier task, "Suspend" tapped twice)
+-- expect: 4 checks, 3 s of delays
 --
 -- The first tap queues tasks 1-2, a barrier that suspends the queue, and tasks 3-5: the
 -- barrier suspends the queue after tasks 1-2. The second tap's tasks, including its

@@ -1,5 +1,6 @@
 -- title: Suspend a queue from a sync task, twice (the main thread blocks)
 -- seed: 001 (suspend and resume, case 3: suspend through a sync task, "Suspend" tapped twice)
+-- expect: 6 checks, 4 s of delays
 --
 -- The first tap suspends the concurrent queue from a sync task: "123", the suspension,
 -- "456". At the second tap the queue is still suspended, so the main thread's sync task
@@ -24,6 +25,7 @@ local concurrentQueue = dispatch.queue{ label = "com.concurrentQueue", concurren
 -- bookkeeping for the checks
 local rescued = false
 local blockedFor
+local timerStart, syncReturnedAt
 local after456 = {}         -- for each tap: was "456" printed after the rescue?
 local seenRescued = {}      -- "tap.task" -> rescued when the task ran
 local finalResume = false
@@ -53,7 +55,8 @@ function SuspendAndResum.suspendQueue()
         SuspendAndResum.safeSuspend(concurrentQueue)
     end)
     if thisTap == 2 then
-        blockedFor = dispatch.now() - t0
+        syncReturnedAt = dispatch.now()
+        blockedFor = syncReturnedAt - t0
         print(string.format("(the main thread was blocked in sync for %.2f s)", blockedFor))
     end
     print("456")
@@ -92,7 +95,8 @@ end
 
 local function finalChecks()
     scenario.check(after456[1] == false, "tap 1: the sync task suspends the queue and \"456\" follows at once")
-    scenario.check(blockedFor ~= nil and blockedFor >= scenario.delay(2) * 0.9,
+    -- The timer fires 2 s after it starts, never earlier; sync returns only after that.
+    scenario.check(syncReturnedAt ~= nil and syncReturnedAt - timerStart >= scenario.delay(2),
         "tap 2: the main thread blocks in sync on the suspended queue until the timer resumes it")
     scenario.check(after456[2] == true, "tap 2: \"456\" is printed only after the rescue")
     local ok = true
@@ -112,6 +116,7 @@ dispatch.main:after(scenario.delay(1), function()
     print("\n[Suspend button tapped again]")
     -- the way out: a timer on a background queue resumes the queue 2 s later
     local timer
+    timerStart = dispatch.now()
     timer = dispatch.source.timer{
         deadline = scenario.delay(2),
         queue = dispatch.global(),

@@ -1,8 +1,11 @@
 -- title: Group of two tasks, notify the main queue
 -- seed: 000 §7 (example 7.1, create a group, add tasks normally, notify the main queue)
+-- expect: 3 checks
 --
 -- Two tasks are added to a group with async(group:); group.notify runs a task on the main
--- queue once both are done. The two tasks finish in any order.
+-- queue once both are done. Dispatch promises no order between the two tasks. (Here neither
+-- makes a blocking call, so one runs entirely before the other, nearly always in the order they
+-- were submitted: Lua code between two blocking calls is never interleaved.)
 local dispatch = require("dispatch")
 local scenario = require("scenario")
 

@@ -1,5 +1,6 @@
 -- title: Group enter/leave around a system API: two book-tag downloads
 -- seed: 000 §7 (example 7.2, add system tasks to a group: URLSession dataTask with enter/leave)
+-- expect: 4 checks, 1 s of delays
 --
 -- A task started by a system API (here an HTTP GET; URLSession in the tutorial) is not
 -- submitted to one of our queues, so it joins the group with enter() before it starts

@@ -1,5 +1,6 @@
 -- title: Group wait with a 0.01 s timeout, then more tasks and a second download
 -- seed: 000 §7 (example 7.3, group.wait with a short timeout, then more tasks and a download)
+-- expect: 3 checks, 1 s of delays
 --
 -- group.wait(timeout:) blocks for at most the timeout. The first book's download takes
 -- about 1 s, so after waiting 0.01 s its print closure finds no data yet. Then two ordinary

@@ -1,5 +1,6 @@
 -- title: DispatchSource: watch a directory for writes
 -- seed: 000 §8 (DispatchSourceTest: makeFileSystemObjectSource on a directory, eventMask .write)
+-- expect: 3 checks, 0.5 s of work
 --
 -- A file-system source watches a directory; its event handler runs on a global queue
 -- whenever the directory is written (a file created, renamed or removed in it). The script

@@ -1,5 +1,6 @@
 -- title: DispatchIO: combine two split files with one serial queue
 -- seed: 000 §9 (example 9.1, combineFileWithOneQueue: stream channels, highWater 1 MiB)
+-- expect: 4 checks, 0.1 s per MiB
 --
 -- Two parts of a split archive are joined into one file with very little memory: one
 -- write channel and one read channel per part, all on the same serial queue. Each chunk
@@ -10,12 +11,11 @@
 --
 -- The tutorial joins two 350 MB parts of a WWDC video; here the script makes two parts of
 -- scenario.size bytes each in a private temporary directory, then checks that the output
--- equals their concatenation (size and checksum), that the chunks never became Lua strings
--- (the Lua heap stays far below the file size), and removes the directory.
+-- equals their concatenation (size and checksum) and that the process's peak resident memory
+-- during the copy stayed well below the size of the data (so no one held all of it: not Lua,
+-- not the runtime, not Dispatch), and removes the directory.
 local dispatch = require("dispatch")
 local scenario = require("scenario")
-
-local CHUNK = 1 << 20
 
 local dir = scenario.tmpdir()
 local size = scenario.size
@@ -30,14 +30,10 @@ local function date()
     return string.format("%s (+%.2f s)", os.date("!%Y-%m-%d %H:%M:%S +0000"), dispatch.now() - t0)
 end
 
--- Lua heap watch: the chunks are dispatch.data objects and must never be copied into Lua
+-- Memory watch: the peak resident set of the whole process, from just before the copy.
 collectgarbage("collect")
-local heapBase = collectgarbage("count")
-local heapPeak = heapBase
-local function watchHeap()
-    local kb = collectgarbage("count")
-    if kb > heapPeak then heapPeak = kb end
-end
+local peakReset = scenario.reset_peak_memory()
+local memBase = scenario.memory()
 
 -- tracing: the first lines of each kind per part, then a count
 local traced, traceCount, threadsSeen = {}, 0, {}
@@ -92,7 +88,6 @@ for index, fileName in ipairs(files) do
     print("Start reading the data of file: " .. fileName)
 
     ioRead:read(0, math.huge, ioQueue, function(doneReading, data, error)
-        watchHeap()
         local thread = tostring(dispatch.thread())
         trace("read" .. index, "current read thread: " .. thread .. "--->")
         if error > 0 or stop then
@@ -109,7 +104,6 @@ for index, fileName in ipairs(files) do
             if bytesRead > 0 then
                 queueGroup:enter()
                 ioWrite:write(0, data, ioQueue, function(doneWriting, remaining, error)
-                    watchHeap()
                     local wthread = tostring(dispatch.thread())
                     trace("write" .. index, "current write thread: " .. wthread .. "--->")
                     if error > 0 or stop then
@@ -141,6 +135,7 @@ for index, fileName in ipairs(files) do
 end
 
 local finished = writeFinished:wait(60)
+local memPeak = scenario.memory().peak
 local nums = {}
 for n in pairs(threadsSeen) do nums[#nums + 1] = n end
 table.sort(nums)
@@ -148,8 +143,10 @@ print(string.format("(%d handler lines in all; the serial queue used thread(s) %
     traceCount, table.concat(nums, ", ")))
 
 -------------------------------------------------------------------- verification
-local heapGrowth = (heapPeak - heapBase) * 1024
-print(string.format("Lua heap growth during the copy: %.0f KiB (file size %d KiB)", heapGrowth / 1024, size // 1024))
+local growth = memPeak - memBase.rss
+local MiB = 1 << 20
+print(string.format("peak resident memory during the copy: %.1f MiB, %.1f MiB above the start (files: 2 x %.1f MiB)",
+  memPeak / MiB, growth / MiB, size / MiB))
 local hIn, nIn = scenario.checksum(files)
 local hOut, nOut = scenario.checksum({ outFile })
 print(string.format("input parts: %d bytes, checksum %016x", nIn, hIn))
@@ -158,7 +155,12 @@ print(string.format("output file: %d bytes, checksum %016x", nOut, hOut))
 scenario.check(finished and #errors == 0, "the write channel finished without errors")
 scenario.check(nOut == 2 * size and nOut == nIn, "the output size is the sum of the parts")
 scenario.check(hOut == hIn, "the output equals the concatenation of the parts (checksum)")
-scenario.check(heapGrowth < math.max(2 * size / 8, 2 * CHUNK),
-    "peak memory (Lua heap) stays far below the file size: chunks never became Lua strings")
+-- The chunks read and not yet written, the threads' stacks and the allocator's slack. Reads do
+-- not wait for writes, so when reading runs ahead the chunks waiting to be written add up: a few
+-- MiB to some tens of MiB at 2 x 256 MiB, depending on the disk and the page cache, and at worst
+-- one part (the next part is read only once this one is written). Never all of the data.
+-- (Below 16 MiB files, the slack alone is as large as the data.)
+scenario.check(peakReset and growth < math.max(1.5 * size, 16 * MiB),
+  "peak resident memory during the copy stays below 3/4 of the data copied: it is never all held")
 
 scenario.rmtree(dir)

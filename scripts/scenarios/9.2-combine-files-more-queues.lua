@@ -1,5 +1,6 @@
 -- title: DispatchIO: combine two split files with two read and two write queues
 -- seed: 000 §9 (example 9.2, combineFileWithMoreQueues: random-access writes at offsets)
+-- expect: 3 checks, 0.05 s per MiB
 --
 -- Like 9.1, but each part gets its own read queue and its own write queue (four serial
 -- queues working at the same time), and the output channel is a random-access channel:

@@ -1,5 +1,6 @@
 -- title: WordCounter: count words in the background, update the UI on main
 -- seed: 004 (22.5 WordCounter)
+-- expect: 8 checks, 4.5 s of delays
 --
 -- The chapter's WordCounter app counts the words of a text view and how many
 -- distinct words there are (an NSCountedSet), with a 2 s sleep to stand for

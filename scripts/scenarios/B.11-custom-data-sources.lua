@@ -1,5 +1,6 @@
 -- title: Custom DATA_ADD and DATA_OR sources
 -- seed: 004 (22.10.5 Dispatch sources: custom)
+-- expect: 12 checks, 0.5 s of delays
 --
 -- The chapter's custom sources: DISPATCH_SOURCE_TYPE_DATA_ADD (and _OR) fired
 -- with

@@ -1,5 +1,6 @@
 -- title: dispatch_apply over 200,000 numbers
 -- seed: 004 (22.6 Iteration)
+-- expect: 2 checks, 1 s of work
 --
 -- The chapter's loop and its dispatch_apply version:
 --

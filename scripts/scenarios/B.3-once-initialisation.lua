@@ -1,5 +1,6 @@
 -- title: dispatch_once: safe global initialisation
 -- seed: 004 (22.7 Safe Global Initialization)
+-- expect: 3 checks, 0.6 s of delays
 --
 -- The chapter's one-time initialisation:
 --

@@ -1,5 +1,6 @@
 -- title: dispatch_time, dispatch_walltime and dispatch_after
 -- seed: 004 (22.8 Time, Time, Time)
+-- expect: 16 checks, 4 s of delays
 --
 -- The chapter's milestones:
 --
@@ -22,7 +23,6 @@ local dispatch = require("dispatch")
 local scenario = require("scenario")
 
 local EARLY = 0.005          -- tolerance for clock granularity
-local LATE = 3               -- generous: a loaded machine can be slow
 
 -- 1. A milestone 23 seconds from now (scaled), on the host clock.
 local now = dispatch.now()
@@ -68,7 +68,8 @@ local function after(name, when, expected)
     local at = dispatch.now() - start
     fired[#fired + 1] = name
     print(string.format("%-28s fired after %.3f s (asked for %.3f s)", name, at, expected))
-    scenario.check(at >= expected - EARLY and at <= expected + LATE, name .. " fires at the right time")
+    -- No earlier than asked; how much later a loaded machine decides (the order is checked below).
+    scenario.check(at >= expected - EARLY, name .. " fires no earlier than its deadline")
     group:leave()
   end)
 end

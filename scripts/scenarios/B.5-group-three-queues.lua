@@ -1,5 +1,6 @@
 -- title: Group with work on default, low-priority and main queues; wait in background
 -- seed: 004 (22.9 Dispatch groups)
+-- expect: 8 checks, 10.5 s of delays
 --
 -- The chapter's group.m (its listing is a picture; this follows the text):
 -- one group, a block on the default global queue ("I seem to be a verb"), a

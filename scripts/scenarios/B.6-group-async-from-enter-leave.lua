@@ -1,5 +1,6 @@
 -- title: group_async built from enter/leave
 -- seed: 004 (22.9 Dispatch groups)
+-- expect: 5 checks, 1 s of delays
 --
 -- The chapter shows how dispatch_group_async can be written with enter and
 -- leave:

@@ -1,5 +1,6 @@
 -- title: Signal source for SIGUSR1
 -- seed: 004 (22.10.1 Dispatch sources: signals)
+-- expect: 4 checks, 0.3 s of delays
 --
 -- The chapter's signal source (its listing is a picture): a
 -- DISPATCH_SOURCE_TYPE_SIGNAL source for SIGUSR1 whose handler prints on the

@@ -1,5 +1,6 @@
 -- title: Write source: write until done, then cancel
 -- seed: 004 (22.10.3 Dispatch sources: writing files)
+-- expect: 4 checks, 0.2 s of work
 --
 -- The chapter describes DISPATCH_SOURCE_TYPE_WRITE without a listing: the
 -- source watches a descriptor for buffer space; the descriptor should be in

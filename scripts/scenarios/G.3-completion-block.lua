@@ -1,5 +1,6 @@
 -- title: Completion block: average_async(data, queue, block)
 -- seed: 003 (Performing a completion block when a task is done)
+-- expect: 5 checks, 0.2 s of delays
 --
 -- Apple's dispatch queue guide:
 --

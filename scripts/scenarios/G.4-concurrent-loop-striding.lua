@@ -1,5 +1,6 @@
 -- title: Loop to concurrent_perform, with striding
 -- seed: 003 (Performing loop iterations concurrently)
+-- expect: 3 checks, 0.1 s of delays
 --
 -- Apple's dispatch queue guide, "Performing loop iterations concurrently":
 --
@@ -21,15 +22,20 @@ local dispatch = require("dispatch")
 local scenario = require("scenario")
 
 -- 1. The guide's example, small enough to print: the loop prints 1..count in
---    order; concurrent_perform prints the same numbers in whatever order the
---    iterations happen to run.
+--    order; concurrent_perform prints the same numbers as its iterations end.
+--    Each iteration does an uneven amount of blocking work (a short sleep of 0 to
+--    2 units), and other iterations run on other threads meanwhile, so the numbers
+--    come out as iterations end: not in index order, and not always in the same
+--    order from run to run. (Iterations that never block would run without
+--    interruption, one after another: Lua code between two blocking calls is
+--    never interleaved.)
 local count = 12
 local loopOrder, applyOrder = {}, {}
 for i = 1, count do loopOrder[#loopOrder + 1] = i end
 print("for loop:            " .. table.concat(loopOrder, " "))
 dispatch.concurrent_perform(count, function(i)
-  applyOrder[#applyOrder + 1] = i
   dispatch.sleep(scenario.delay(0.01) * ((i * 5) % 3))   -- uneven work
+  applyOrder[#applyOrder + 1] = i
 end)
 print("concurrent_perform:  " .. table.concat(applyOrder, " "))
 local seen, once = {}, true

@@ -1,5 +1,6 @@
 -- title: Queue context data with a finalizer-style cleanup
 -- seed: 003 (Storing custom context information with a queue; Providing a clean up function for a queue)
+-- expect: 3 checks, 0.2 s of work
 --
 -- Apple's dispatch queue guide:
 --

@@ -1,5 +1,6 @@
 -- title: Semaphore limiting open file descriptors
 -- seed: 003 (Using dispatch semaphores to regulate the use of finite resources)
+-- expect: 5 checks, 1 s of delays
 --
 -- Apple's dispatch queue guide:
 --
@@ -16,6 +17,11 @@
 -- real table of hundreds or thousands of slots, a short demo would never
 -- reach half of it, so the tasks below use a pretend table of 8 slots
 -- (semaphore of 4) and count how many descriptors are open at once.
+--
+-- The guide does not say where the code runs. Here it is 16 clients, each on a serial
+-- queue of its own (each has a thread of its own), so that nothing but the semaphore limits
+-- how many files are open at once. Each task keeps its file open until a fifth task has
+-- started and waits on the semaphore: from then on, only the semaphore keeps it out.
 
 local dispatch = require("dispatch")
 local scenario = require("scenario")
@@ -48,10 +54,16 @@ do
 end
 
 local open, peak, opened, failures = 0, 0, 0, 0
+local arrived = 0                          -- tasks started (bookkeeping)
+local beyondLimit = dispatch.semaphore(0)  -- signalled when task limit + 1 has started
+local limitReached = dispatch.semaphore(0) -- signalled when `limit` files are open
+local gate = dispatch.semaphore(0)         -- opened once both have happened
 local group = dispatch.group()
-local queue = dispatch.global("default")
 for i = 1, 16 do
-  queue:async(function()
+  local client = dispatch.queue("com.example.client" .. i)
+  client:async(function()
+    arrived = arrived + 1
+    if arrived == limit + 1 then beyondLimit:signal() end
     -- Wait for a free file descriptor
     fd_sema:wait()
     local fd = dispatch.fd.open(path, "r")
@@ -61,8 +73,10 @@ for i = 1, 16 do
       open = open + 1
       opened = opened + 1
       if open > peak then peak = open end
+      if opened == limit then limitReached:signal() end
       local head = dispatch.fd.read(fd, 32)
       print(string.format("task %2d: fd %d open (%d open now), read %d bytes", i, fd, open, head and #head or -1))
+      gate:wait(); gate:signal()             -- keep the file open until the gate opens
       dispatch.sleep(scenario.delay(0.2))    -- work with the file
       open = open - 1
       -- Release the file descriptor when done
@@ -72,9 +86,15 @@ for i = 1, 16 do
   end, { group = group })
 end
 
+local seen = limitReached:wait(30) and beyondLimit:wait(30)
+print(string.format("%d files are open and task %d has started: opening the gate", open, arrived))
+gate:signal()
+
 group:notify(dispatch.main, function()
   print(string.format("all tasks done: %d files opened, at most %d open at once (limit %d)", opened, peak, limit))
+  scenario.check(seen, "a task beyond the limit started while the limit was reached")
   scenario.check(failures == 0 and opened == 16, "every task opened its file")
-  scenario.check(peak >= 1 and peak <= limit, "never more descriptors open at once than the limit")
+  scenario.check(peak <= limit, "never more descriptors open at once than the limit")
+  scenario.check(peak == limit, "the limit is reached: " .. limit .. " files were open at once")
   scenario.check(open == 0, "every descriptor was closed")
 end)

@@ -1,5 +1,6 @@
 -- title: Suspending and resuming a queue
 -- seed: 003 (Suspending and resuming queues)
+-- expect: 4 checks, 2.5 s of delays
 --
 -- Apple's dispatch queue guide: dispatch_suspend increments the queue's
 -- suspension count and dispatch_resume decrements it; while the count is

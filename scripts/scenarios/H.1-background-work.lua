@@ -1,5 +1,6 @@
 -- title: Background work, then back to the main queue
 -- seed: 002 (Background work)
+-- expect: 5 checks, 2 s of delays
 --
 -- The GCD Handbook, "Background work": do something expensive on a global
 -- queue, then hop back to the main queue to use the result (in an app, UIKit

@@ -1,5 +1,6 @@
 -- title: Singleton with dispatch.once
 -- seed: 002 (Creating singletons)
+-- expect: 4 checks, 0.5 s of delays
 --
 -- The GCD Handbook, "Creating singletons":
 --

@@ -1,5 +1,6 @@
 -- title: AsyncSerialWorker: flatten an async completion with a semaphore
 -- seed: 002 (Flattening a completion block)
+-- expect: 2 checks, 2 s of delays
 --
 -- The GCD Handbook, "Flattening a completion block". A semaphore turns an
 -- asynchronous API into a blocking call (on a background queue only):

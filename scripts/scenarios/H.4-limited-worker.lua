@@ -1,5 +1,6 @@
 -- title: LimitedWorker: at most N blocks at once
 -- seed: 002 (Limiting the number of concurrent blocks)
+-- expect: 5 checks, 1.5 s of delays, 1.5 s of work
 --
 -- The GCD Handbook, "Limiting the number of concurrent blocks": a semaphore
 -- created with a count of `limit` used as a resource counter.
@@ -17,11 +18,20 @@
 --       }
 --   }
 --
--- The script measures how many jobs run at the same time: never more than
--- the limit. (As the Handbook warns, each waiting block holds a thread.)
+-- The script measures how many jobs run at the same time: never more than the limit. That only
+-- shows something when more blocks than the limit are running on pool threads at once, and a
+-- concurrent queue on a 2-core machine may run only two or three blocks at once. So each job
+-- holds its resource until a block beyond the limit has started (and waits on the semaphore):
+-- as the Handbook warns, every waiting block holds a thread, so the pool must grow for it (on
+-- Linux, libdispatch adds about one thread a second while all of them are blocked). From then
+-- on only the semaphore keeps that block out.
 
 local dispatch = require("dispatch")
 local scenario = require("scenario")
+
+local limit, jobs = 2, 6
+local arrived = 0                          -- blocks started on a pool thread (bookkeeping)
+local beyondLimit = dispatch.semaphore(0)  -- signalled when block limit + 1 has started
 
 local LimitedWorker = {}
 LimitedWorker.__index = LimitedWorker
@@ -35,16 +45,20 @@ end
 
 function LimitedWorker:enqueueWork(work)
   self.concurrentQueue:async(function()
+    arrived = arrived + 1
+    if arrived == limit + 1 then beyondLimit:signal() end
     self.semaphore:wait()
     work()
     self.semaphore:signal()
   end)
 end
 
-local limit, jobs = 3, 12
 local worker = LimitedWorker.new(limit)
 local running, peak, finished = 0, 0, 0
 local threads = {}
+local limitReached = dispatch.semaphore(0) -- signalled when `limit` jobs first run at once
+local limitSeen = false
+local gate = dispatch.semaphore(0)         -- opened once that and a block beyond it have happened
 local group = dispatch.group()   -- only to know when every job is done
 
 for i = 1, jobs do
@@ -52,22 +66,32 @@ for i = 1, jobs do
   worker:enqueueWork(function()
     running = running + 1
     if running > peak then peak = running end
+    if running == limit and not limitSeen then limitSeen = true; limitReached:signal() end
     local t = dispatch.thread()
     threads[t.number] = true
-    print(string.format("job %2d starts on %s, %d running", i, tostring(t), running))
-    dispatch.sleep(scenario.delay(1))      -- use the limited resource
+    print(string.format("job %d starts on %s, %d running", i, tostring(t), running))
+    gate:wait(); gate:signal()             -- hold the resource until the gate opens
+    dispatch.sleep(scenario.delay(0.5))    -- use the limited resource
     running = running - 1
     finished = finished + 1
     group:leave()
   end)
 end
 
+local started = dispatch.now()
+local seen = limitReached:wait(30) and beyondLimit:wait(30)
+print(string.format("after %.2f s, %d jobs run and block %d has started on a pool thread: opening the gate",
+  dispatch.now() - started, running, arrived))
+gate:signal()
+
 group:notify(dispatch.main, function()
   local nthreads = 0
   for _ in pairs(threads) do nthreads = nthreads + 1 end
   print(string.format("%d jobs done, limit %d, peak concurrency %d, %d distinct threads",
     finished, limit, peak, nthreads))
+  scenario.check(seen, "a block beyond the limit started while the limit was reached")
   scenario.check(finished == jobs, "every job ran")
-  scenario.check(peak >= 1 and peak <= limit, "measured peak concurrency is never above the limit")
+  scenario.check(peak <= limit, "measured peak concurrency is never above the limit")
+  scenario.check(peak == limit, "the limit is reached: " .. limit .. " jobs ran at once")
   scenario.check(running == 0, "no job is still running at the end")
 end)

@@ -1,5 +1,6 @@
 -- title: Waiting for many concurrent tasks (group notify, enter/leave and wait)
 -- seed: 002 (Waiting on many concurrent tasks to finish)
+-- expect: 5 checks, 2 s of delays
 --
 -- The GCD Handbook, "Waiting on many concurrent tasks to finish".
 --

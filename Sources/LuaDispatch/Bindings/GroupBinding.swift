@@ -8,29 +8,41 @@ import Synchronization
 final class GroupObject: @unchecked Sendable {
     let group = DispatchGroup()
     let entered = Atomic<Int>(0)
+    /// The runtime's count of enters not yet left, over all its groups (for `outstandingWork`).
+    let openEnters: OpenGroupEnters
+
+    init(openEnters: OpenGroupEnters) { self.openEnters = openEnters }
 
     deinit {
-        for _ in 0..<entered.load(ordering: .relaxed) { group.leave() }
+        let n = entered.load(ordering: .relaxed)
+        openEnters.count.wrappingSubtract(n, ordering: .relaxed)
+        for _ in 0..<n { group.leave() }
     }
+}
+
+final class OpenGroupEnters: Sendable {
+    let count = Atomic<Int>(0)
 }
 
 /// `dispatch.group()` and its methods.
 enum GroupBinding {
     static func install(_ m: inout ModuleSpec) {
         m.function("group") { a throws(LuaError) in
-            a.runtime.objects.push(a.L, GroupObject(), .group)
+            a.runtime.objects.push(a.L, GroupObject(openEnters: a.runtime.openGroupEnters), .group)
             return 1
         }
         var t = ObjectType(.group)
         t.method("enter") { a throws(LuaError) in
             let g: GroupObject = try a.object(1, .group)
             g.entered.wrappingAdd(1, ordering: .relaxed)
+            g.openEnters.count.wrappingAdd(1, ordering: .relaxed)
             g.group.enter()
             return 0
         }
         t.method("leave") { a throws(LuaError) in
             let g: GroupObject = try a.object(1, .group)
             guard g.entered.decrementIfPositive() else { throw .message("leave of a group that was not entered") }
+            g.openEnters.count.wrappingSubtract(1, ordering: .relaxed)
             g.group.leave()
             return 0
         }

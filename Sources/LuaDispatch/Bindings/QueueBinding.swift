@@ -32,14 +32,14 @@ enum QueueBinding {
 
     /// `dispatch.queue(label)` or `dispatch.queue{label=, concurrent=, qos=, inactive=, target=}`.
     private static func make(_ a: Args) throws(LuaError) -> QueueObject {
-        var label = "", concurrent = false, qosName = "default", inactive = false
+        var label = "", concurrent = false, qos = DispatchQoS.unspecified, inactive = false
         var target: QueueObject?
         if a.type(1) == LUA_TTABLE {
             try Options.parse(a, 1) { o throws(LuaError) in
                 switch o.key {
                 case "label": label = try o.string()
                 case "concurrent": concurrent = try o.bool()
-                case "qos": qosName = try o.string(); _ = try o.qos()
+                case "qos": qos = try o.qos()
                 case "inactive": inactive = try o.bool()
                 case "target": target = try o.object(.queue)
                 default: return false
@@ -53,8 +53,9 @@ enum QueueBinding {
         var attributes: DispatchQueue.Attributes = []
         if concurrent { attributes.insert(.concurrent) }
         if inactive { attributes.insert(.initiallyInactive) }
-        let queue = DispatchQueue(label: label, qos: QoS.parse(qosName)!, attributes: attributes, target: target?.queue)
-        let q = QueueObject(queue: queue, label: label, concurrent: concurrent, qos: qosName, target: target, inactive: inactive)
+        // As in Swift, an unspecified QoS lets the queue run at its target's QoS.
+        let queue = DispatchQueue(label: label, qos: qos, attributes: attributes, target: target?.queue)
+        let q = QueueObject(queue: queue, label: label, concurrent: concurrent, target: target, inactive: inactive)
         q.registry = a.runtime.queues
         a.runtime.queues.add(q)
         return q
@@ -302,7 +303,7 @@ extension Runtime {
         let name = QoS.name(qos)
         if let q = globalQueues[name] { return q }
         let dq = DispatchQueue.global(qos: qos)
-        let q = QueueObject(queue: dq, label: dq.label, concurrent: true, qos: name, kind: .global)
+        let q = QueueObject(queue: dq, label: dq.label, concurrent: true, kind: .global)
         globalQueues[name] = q
         return q
     }

@@ -11,7 +11,6 @@ final class QueueObject: @unchecked Sendable {
     let queue: DispatchQueue
     let label: String
     let concurrent: Bool
-    let qos: String
     let kind: Kind
     /// The queue this one targets (nil: a global queue). Changed only under the interpreter lock.
     @exclusivity(unchecked) var target: QueueObject?
@@ -22,20 +21,23 @@ final class QueueObject: @unchecked Sendable {
     /// Where this queue is listed while alive (custom queues only).
     var registry: QueueRegistry?
 
-    init(queue: DispatchQueue, label: String, concurrent: Bool, qos: String, kind: Kind = .custom,
+    init(queue: DispatchQueue, label: String, concurrent: Bool, kind: Kind = .custom,
          target: QueueObject? = nil, inactive: Bool = false) {
         self.queue = queue
         self.label = label
         self.concurrent = concurrent
-        self.qos = qos
         self.kind = kind
         self.target = target
         self.inactive = Atomic(inactive)
     }
 
     convenience init(main: DispatchQueue) {
-        self.init(queue: main, label: main.label, concurrent: false, qos: QoS.name(main.qos.qosClass), kind: .main)
+        self.init(queue: main, label: main.label, concurrent: false, kind: .main)
     }
+
+    /// The queue's own QoS, as Dispatch reports it: `"unspecified"` for a queue that takes its
+    /// target's QoS (the default, as in Swift).
+    var qos: String { QoS.name(queue.qos.qosClass) }
 
     /// Releasing a suspended or inactive queue aborts the process: balance first.
     deinit {

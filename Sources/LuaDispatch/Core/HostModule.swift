@@ -44,8 +44,7 @@ extension Runtime {
             Lua.setField(L, -2, key)
         }
         for (key, shared) in queues {
-            let q = QueueObject(queue: shared.queue, label: shared.label, concurrent: shared.concurrent,
-                                qos: QoS.name(shared.queue.qos.qosClass), kind: .host)
+            let q = QueueObject(queue: shared.queue, label: shared.label, concurrent: shared.concurrent, kind: .host)
             q.registry = self.queues
             self.queues.add(q)
             objects.push(L, q, .queue)
@@ -57,24 +56,49 @@ extension Runtime {
         lua_settop(L, 0)
     }
 
-    /// Makes `require(name)` run `source` (Lua code) once and return its result.
-    public func preload(module name: String, source: String) {
+    /// Makes `require(name)` run `source` (Lua code) once and return its result. Nothing is
+    /// compiled or built until the first `require`, so a script that never requires the module
+    /// pays nothing for it. The chunk receives a table of `functions` as its first argument
+    /// (`local host = ...`); they behave as those of `register(module:functions:)`.
+    public func preload(module name: String, source: String, functions: [String: HostFunction] = [:]) {
         acquire()
         defer { release() }
         guard !isClosed else { return }
         let L = admin
         luaL_getsubtable(L, ld_registryindex(), LUA_PRELOAD_TABLE)
-        var code = source
-        let status = code.withUTF8 { buf in
-            buf.withMemoryRebound(to: CChar.self) { ld_loadbuffer(L, $0.baseAddress, $0.count, "=" + name) }
-        }
-        if status == LUA_OK { Lua.setField(L, -2, name) }
+        Lua.push(L, source)
+        lua_pushinteger(L, lua_Integer(hostFunctions.count))
+        for (fname, fn) in functions.sorted(by: { $0.key < $1.key }) { hostFunctions.append((name: fname, fn: fn)) }
+        lua_pushinteger(L, lua_Integer(hostFunctions.count))
+        ld_push_binding_n(L, HostBinding.loadPreloaded, 3)
+        Lua.setField(L, -2, name)
         lua_settop(L, 0)
     }
 }
 
 enum HostBinding {
     static let call: Int32 = Module.spec.hostCall
+    static let loadPreloaded: Int32 = Module.spec.loadPreloaded
+
+    /// The `package.preload` entry of `preload(module:source:functions:)`. Upvalues: the
+    /// source, then the range of its functions in `hostFunctions`.
+    static func load(_ a: Args) throws(LuaError) -> Int32 {
+        let L = a.L
+        let name = Lua.string(L, 1) ?? "?"
+        let first = Int(lua_tointegerx(L, ld_upvalueindex(3), nil))
+        let end = Int(lua_tointegerx(L, ld_upvalueindex(4), nil))
+        var length = 0
+        let source = lua_tolstring(L, ld_upvalueindex(2), &length)
+        guard ld_loadbuffer(L, source, length, "=" + name) == LUA_OK else { throw .raise }
+        lua_createtable(L, 0, Int32(end - first))
+        for index in first..<end {
+            lua_pushinteger(L, lua_Integer(index))
+            ld_push_binding_n(L, call, 1)
+            Lua.setField(L, -2, a.runtime.hostFunctions[index].name)
+        }
+        guard ld_pcall(L, 1, 1, 0) == LUA_OK else { throw .raise }
+        return 1
+    }
 
     static func body(_ a: Args) throws(LuaError) -> Int32 {
         let L = a.L

@@ -40,10 +40,11 @@ extension ModuleSpec.Table {
 
 enum Module {
     /// Built once per process: every binding is registered here and nowhere else.
-    nonisolated(unsafe) static let spec: (module: ModuleSpec, gc: Int32, hostCall: Int32) = {
+    nonisolated(unsafe) static let spec: (module: ModuleSpec, gc: Int32, hostCall: Int32, loadPreloaded: Int32) = {
         var m = ModuleSpec()
         let gc = Bindings.register("__gc", ObjectTable.gc)
         let hostCall = Bindings.register("host function", HostBinding.body)
+        let loadPreloaded = Bindings.register("require", HostBinding.load)
         QueueBinding.install(&m)
         WorkItemBinding.install(&m)
         GroupBinding.install(&m)
@@ -56,14 +57,14 @@ enum Module {
         FDBinding.install(&m)
         HTTPBinding.install(&m)
         ConcurrentMapBinding.install(&m)
-        return (m, gc, hostCall)
+        return (m, gc, hostCall, loadPreloaded)
     }()
 
     /// Builds the module on a new interpreter and stores it in `package.loaded.dispatch`.
     /// Lock held, on the main state.
     static func install(_ rt: Runtime, global: Bool) {
         let L = rt.L
-        let (m, gc, _) = spec
+        let (m, gc) = (spec.module, spec.gc)
         for type in m.types { rt.objects.define(L, type, gc: gc) }
         lua_createtable(L, 0, Int32(m.functions.count + m.tables.count + 4))
         let module = lua_gettop(L)

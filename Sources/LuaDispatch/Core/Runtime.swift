@@ -38,6 +38,8 @@ public final class Runtime: @unchecked Sendable {
     @exclusivity(unchecked) var errorHandlerRef: Int32 = LUA_NOREF
     /// Every live queue made by this runtime, for the report of work left at exit.
     let queues = QueueRegistry()
+    /// Group enters not yet left, over every live group, for the report of outstanding work.
+    let openGroupEnters = OpenGroupEnters()
     /// The runtime's view of `DispatchQueue.main` and the global queues.
     private(set) var mainQueue: QueueObject!
     var globalQueues: [String: QueueObject] = [:]

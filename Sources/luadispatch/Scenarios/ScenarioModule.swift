@@ -1,12 +1,17 @@
-import Foundation
 import LuaDispatch
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The `scenario` module that bundled scenario scripts use: delay scaling, invariant checks and
 /// fixtures (data files, temporary directories, a loopback HTTP server). It reads its settings
 /// from the environment, so `luadispatch run` and `luadispatch scenarios run` behave the same.
+/// Nothing is built until a script first requires it.
 enum ScenarioModule {
     static let source = """
-        local host = require("scenario.host")
+        local host = ...
         local M = {}
         M.scale = tonumber(os.getenv("LUADISPATCH_DELAY_SCALE")) or 1
         M.checking = os.getenv("LUADISPATCH_SCENARIO_CHECK") == "1"
@@ -15,13 +20,15 @@ enum ScenarioModule {
         -- A tutorial delay, scaled for tests.
         function M.delay(seconds) return seconds * M.scale end
         -- Asserts an invariant; a failure is reported and makes the process exit 1 at the end.
+        -- Every call counts: the runner fails a run that makes fewer or more checks than the
+        -- script declares (`-- expect: N checks`).
         function M.check(cond, what)
+          host.checked(cond and true or false)
           if cond then
             if M.checking then print("ok: " .. what) end
           else
             M.failures = M.failures + 1
             print("FAILED: " .. what)
-            host.fail(what)
           end
           return cond
         end
@@ -72,6 +79,13 @@ enum ScenarioModule {
           for k = 1, #rest do h = (h ~ rest:byte(k)) * P end
           return h, total
         end
+        -- The process's memory in bytes, from /proc/self/status: peak (VmHWM, the peak resident
+        -- set since the start or the last reset_peak_memory), rss (VmRSS), anon (RssAnon:
+        -- memory the process allocated) and file (RssFile: file pages mapped in, which belong to
+        -- the page cache and which the kernel may drop at any time).
+        M.memory = host.memory
+        -- Makes the peak start again from the current resident set; false where Linux refuses.
+        M.reset_peak_memory = host.reset_peak_memory
         M.tmpdir = host.tmpdir
         M.rmtree = host.rmtree
         M.http_base = host.http_base
@@ -79,37 +93,53 @@ enum ScenarioModule {
         """
 
     static func install(_ runtime: Runtime, scriptDirectory: String?) {
-        let env = ProcessInfo.processInfo.environment
-        let dataDir = env["LUADISPATCH_SCENARIO_DATA"]
-            ?? URL(fileURLWithPath: scriptDirectory ?? ".").appendingPathComponent("data").standardizedFileURL.path
-        runtime.register(module: "scenario.host", functions: [
-            "fail": { [runtime] _ in
-                runtime.recordFailure()
+        let dataDir = Posix.environment("LUADISPATCH_SCENARIO_DATA") ?? (scriptDirectory ?? ".") + "/data"
+        runtime.preload(module: "scenario", source: source, functions: [
+            "checked": { [unowned runtime] args in
+                ScenarioLedger.checks.wrappingAdd(1, ordering: .relaxed)
+                if args.first?.boolValue != true { runtime.recordFailure() }
                 return []
             },
-            "data_dir": { _ in [.string(dataDir)] },
-            "tmpdir": { _ in
-                let tmp = NSTemporaryDirectory().hasSuffix("/") ? NSTemporaryDirectory() : NSTemporaryDirectory() + "/"
-                var template = Array("\(tmp)luadispatch-XXXXXX".utf8CString)
-                guard let made = mkdtemp(&template) else {
-                    throw ScenarioError("mkdtemp failed: \(String(cString: strerror(errno)))")
-                }
-                return [.string(String(cString: made))]
-            },
+            "memory": { _ in [ProcessMemory.current()] },
+            "reset_peak_memory": { _ in [.boolean(ProcessMemory.resetPeak())] },
+            "data_dir": { _ in [.string(Posix.realPath(dataDir) ?? dataDir)] },
+            "tmpdir": { _ in [.string(try Posix.makeTemporaryDirectory(prefix: "luadispatch-"))] },
             "rmtree": { args in
                 guard let path = args.first?.stringValue else { throw ScenarioError("rmtree: path expected") }
-                try? FileManager.default.removeItem(atPath: path)
+                Posix.removeTree(path)
                 return []
             },
             "http_base": { _ in
                 [.string(try FixtureServer.shared(root: dataDir + "/http").baseURL)]
             },
         ])
-        runtime.preload(module: "scenario", source: source)
     }
 }
 
-struct ScenarioError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+/// What the scripts of this process checked, for the runner's verdict.
+enum ScenarioLedger {
+    static let checks = Atomic<Int>(0)
+}
+
+/// The process's resident memory, as Linux reports it in /proc/self/status.
+enum ProcessMemory {
+    static func current() -> LuaValue {
+        let fields = ["VmHWM": "peak", "VmRSS": "rss", "RssAnon": "anon", "RssFile": "file"]
+        var result: [String: LuaValue] = [:]
+        let text = String(decoding: Posix.readFile("/proc/self/status") ?? [], as: UTF8.self)
+        for line in text.split(separator: "\n") {
+            let parts = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            guard parts.count >= 2, let name = fields[String(parts[0].dropLast())], let kB = Int(parts[1]) else { continue }
+            result[name] = .integer(kB * 1024)
+        }
+        return .dictionary(result)
+    }
+
+    /// Writing 5 to clear_refs resets the peak resident set (VmHWM) to the current one.
+    static func resetPeak() -> Bool {
+        let fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        return write(fd, "5", 1) == 1
+    }
 }

@@ -1,0 +1,35 @@
+extension Runtime {
+    /// What keeps the runtime from being idle, in words, or nil when nothing does: blocks running
+    /// Lua (or parked in a blocking call), the main and custom queues with blocks or sources
+    /// waiting (and whether the queue is suspended or inactive), group enters not yet left, and
+    /// the rest (blocks on global queues, group notifies, delayed blocks, I/O, HTTP requests).
+    /// It reads counters only, never the interpreter, so a watchdog may call it from any thread,
+    /// even while Lua code runs or is stuck. Counts taken while work moves may be off by one.
+    public func outstandingWork() -> String? {
+        func plural(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
+        var parts: [String] = []
+        let runningNow = running.load(ordering: .acquiring)
+        if runningNow > 0 {
+            parts.append(plural(runningNow, "block") + " running or parked in a blocking call")
+        }
+        var queued = 0
+        let visit = { (q: QueueObject) in
+            let n = q.queued.load(ordering: .relaxed)
+            guard n > 0 else { return }
+            queued += n
+            let state = q.inactive.load(ordering: .relaxed) ? "inactive"
+                : q.suspensions.load(ordering: .relaxed) > 0 ? "suspended" : "not suspended"
+            parts.append("queue '\(q.label)' (\(state)): \(n) \(n == 1 ? "block or source" : "blocks or sources") waiting")
+        }
+        visit(mainQueue)
+        queues.forEach(visit)
+        let enters = openGroupEnters.count.load(ordering: .relaxed)
+        if enters > 0 { parts.append(plural(enters, "group enter") + " not yet left") }
+        let other = pending.load(ordering: .acquiring) - queued - runningNow
+        if other > 0 {
+            parts.append(plural(other, "more unit") + " of work (blocks on global queues, group notifies, "
+                         + "delayed blocks, I/O or HTTP requests)")
+        }
+        return parts.isEmpty ? nil : parts.joined(separator: "; ")
+    }
+}
