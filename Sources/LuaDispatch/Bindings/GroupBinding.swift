@@ -45,7 +45,7 @@ enum GroupBinding {
         t.method("wait") { a throws(LuaError) in
             let g: GroupObject = try a.object(1, .group)
             let timeout = try Deadline.timeout(a, 2)
-            return Waits.push(a.L, a.runtime.unlocked { Waits.wait(g.group, timeout) })
+            return try a.runtime.wait(a, GroupWait(group: g), timeout: timeout)
         }
         t.meta("__tostring") { a throws(LuaError) in
             let g: GroupObject = try a.object(1, .group)
@@ -54,4 +54,15 @@ enum GroupBinding {
         }
         m.types.append(t)
     }
+}
+
+/// `g:wait([timeout])`: Dispatch's own wait, or a notify inside a task.
+struct GroupWait: Waitable {
+    let group: GroupObject
+
+    var kind: String { "group" }
+    static var blocksNatively: Bool { true }
+    func poll() -> Bool { group.group.wait(timeout: .now()) == .success }
+    func block(_ timeout: Deadline) -> Bool { Waits.wait(group.group, timeout) }
+    func arm(_ waiter: Waiter) { group.group.notify(queue: .global()) { waiter.finish(.completed) } }
 }

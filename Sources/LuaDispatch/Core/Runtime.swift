@@ -38,6 +38,9 @@ public final class Runtime: @unchecked Sendable {
     @exclusivity(unchecked) var errorHandlerRef: Int32 = LUA_NOREF
     /// Every live queue made by this runtime, for the report of work left at exit.
     let queues = QueueRegistry()
+    /// The waiter the main thread is parked on, and whether its waits park (see `Waiting.swift`).
+    let mainThreadWaiter = Mutex<ParkedWaiter?>(nil)
+    let parksMainThreadWaits = Atomic<Bool>(false)
     /// The runtime's view of `DispatchQueue.main` and the global queues.
     private(set) var mainQueue: QueueObject!
     var globalQueues: [String: QueueObject] = [:]
