@@ -44,6 +44,7 @@ enum OnceBinding {
     }
 
     private static func caller(_ L: OpaquePointer) -> Int {
+        if let task = TaskObject.current(L) { return -task.id }
         return Int(ld_thread_number())
     }
 

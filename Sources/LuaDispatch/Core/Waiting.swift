@@ -93,10 +93,15 @@ extension Waitable {
 }
 
 extension Runtime {
-    /// The one path of every blocking call: the calling thread blocks without the interpreter,
-    /// and the results are pushed here.
+    /// The one path of every blocking call. Inside a task (its own coroutine) the task is
+    /// suspended: `LD_SUSPEND` goes back to the trampoline, which yields, and the results are
+    /// pushed when the task is resumed on its queue. Elsewhere the calling thread blocks without
+    /// the interpreter, and the results are pushed here.
     @inline(__always)
     func wait<W: Waitable>(_ a: Args, _ w: W, timeout: Deadline = .forever) throws(LuaError) -> Int32 {
+        if let task = TaskObject.current(a.L) {
+            return try task.suspend(a, w, timeout: timeout)
+        }
         if let refusal = w.blockingRefusal() { throw .message(refusal) }
         var w = w
         try w.begin()
