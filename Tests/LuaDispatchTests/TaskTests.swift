@@ -63,6 +63,27 @@ final class TaskTests: XCTestCase {
         XCTAssertEqual(run.records.first, ["a1 b1 a2 b2 a3 b3", false])
     }
 
+    /// A step is a block of the task's serial queue: it waits for the block holding the queue
+    /// (even one parked in a blocking call), and blocks queued meanwhile run before the next step.
+    func testStepsAreBlocksOfTheTasksSerialQueue() {
+        let run = runLua("""
+            local q = dispatch.queue("tasks.held")
+            local log = {}
+            q:async(function() log[#log + 1] = "block starts"; dispatch.sleep(0.2); log[#log + 1] = "block ends" end)
+            local task = dispatch.task(function()
+              log[#log + 1] = "task step 1"
+              dispatch.sleep(0.01)
+              log[#log + 1] = "task step 2"
+            end, q)
+            dispatch.sleep(0.05)
+            q:async(function() log[#log + 1] = "second block"; dispatch.sleep(0.1) end)
+            task:wait()
+            t.record(table.concat(log, ", "))
+            """, timeout: 20)
+        assertClean(run)
+        XCTAssertEqual(run.strings, ["block starts, block ends, task step 1, second block, task step 2"])
+    }
+
     /// While a task waits, other blocks run on its serial queue: the task does not hold it.
     func testAWaitingTaskDoesNotHoldItsSerialQueue() {
         let run = runLua("""

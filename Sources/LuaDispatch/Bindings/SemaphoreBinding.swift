@@ -46,7 +46,7 @@ final class SemaphoreObject: @unchecked Sendable {
         armed.withLock { list in
             // A unit freed since the caller's poll would find nobody armed: look again.
             if tryTake() {
-                waiter.finish(.completed)
+                waiter.finish(.done)
                 return
             }
             if list.count >= 32 { list.removeAll { !$0.isWaiting } }
@@ -64,7 +64,7 @@ final class SemaphoreObject: @unchecked Sendable {
                 guard waiter.isWaiting else { list.removeFirst(); continue }
                 guard tryTake() else { break }
                 list.removeFirst()
-                if waiter.finish(.completed) {
+                if waiter.finish(.done) {
                     served = true
                 } else {  // it timed out or was cancelled meanwhile: the unit goes back
                     value.wrappingAdd(1, ordering: .relaxed)

@@ -59,7 +59,7 @@ struct SyncWait: Waitable {
             let ok = ld_pcall(T, 0, ld_multret(), 0) == LUA_OK
             lua_pushboolean(T, ok ? 1 : 0)
             // A task cancelled meanwhile no longer wants the results: the thread goes back here.
-            if !waiter.finish(.completed) { rt.giveBack(T) }
+            if !waiter.finish(.done) { rt.giveBack(T) }
             ld_frame_pop()
             rt.leaveLua()
         }
@@ -128,7 +128,7 @@ struct SyncItemWait: Waitable {
             _ = ld_frame_push(Unmanaged.passUnretained(q).toOpaque(), frameBarrier)
             item.run()
             ld_frame_pop()
-            waiter.finish(.completed)
+            waiter.finish(.done)
         }
     }
 

@@ -104,7 +104,7 @@ struct SleepWait: Waitable {
 
     func arm(_ waiter: Waiter) {
         let deadline = DispatchTime(uptimeNanoseconds: UInt64(Deadline.clamp(Deadline.now() + nanos)))
-        DispatchQueue.global().asyncAfter(deadline: deadline) { waiter.finish(.completed) }
+        DispatchQueue.global().asyncAfter(deadline: deadline) { waiter.finish(.done) }
     }
 
     func results(_ a: Args, _ outcome: WaitOutcome) throws(LuaError) -> Int32 { 0 }

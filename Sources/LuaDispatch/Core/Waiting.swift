@@ -5,7 +5,7 @@ import Synchronization
 
 /// How a wait ended.
 enum WaitOutcome: Int {
-    case waiting, completed, timedOut, cancelled, interrupted, closed
+    case waiting, done, timedOut, cancelled, interrupted, closed
 }
 
 /// One wait, ended at most once by whichever comes first: the thing waited for, the timeout,
@@ -69,12 +69,12 @@ protocol Waitable {
     /// Blocks the calling thread until done, or until `timeout`; true when done. Called without
     /// the interpreter lock; only when `blocksNatively`.
     func block(_ timeout: Deadline) -> Bool
-    /// Arranges for `waiter.finish(.completed)` when the thing waited for happens, through
+    /// Arranges for `waiter.finish(.done)` when the thing waited for happens, through
     /// Dispatch's own mechanisms (a notify, a timer, a block); never blocks. Lock held.
     func arm(_ waiter: Waiter)
     /// Runs once the wait is over, whatever the outcome, before results are pushed. Lock held.
     func end(_ outcome: WaitOutcome)
-    /// Pushes the call's results for `.completed` or `.timedOut`, or throws. Lock held.
+    /// Pushes the call's results for `.done` or `.timedOut`, or throws. Lock held.
     func results(_ a: Args, _ outcome: WaitOutcome) throws(LuaError) -> Int32
 }
 
@@ -88,7 +88,7 @@ extension Waitable {
     func end(_ outcome: WaitOutcome) {}
     /// The usual results: `true`, or `false, "timeout"`.
     func results(_ a: Args, _ outcome: WaitOutcome) throws(LuaError) -> Int32 {
-        Waits.push(a.L, outcome == .completed)
+        Waits.push(a.L, outcome == .done)
     }
 }
 
@@ -107,9 +107,9 @@ extension Runtime {
         try w.begin()
         let outcome: WaitOutcome
         if w.poll() {
-            outcome = .completed
+            outcome = .done
         } else if W.blocksNatively && !(W.canPark && parksMainThreadWaits.load(ordering: .relaxed) && ld_is_main_thread() != 0) {
-            outcome = unlocked { w.block(timeout) } ? .completed : .timedOut
+            outcome = unlocked { w.block(timeout) } ? .done : .timedOut
         } else {
             outcome = park(w, timeout)
         }

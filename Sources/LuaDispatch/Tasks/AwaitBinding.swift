@@ -63,7 +63,7 @@ enum AwaitBinding {
         Lua.setField(L, -2, "n")
         r.values = luaL_ref(L, ld_registryindex())
         lua_pushboolean(L, r.abandoned ? 0 : 1)
-        r.waiter?.finish(.completed)
+        r.waiter?.finish(.done)
         return 1
     }
 }
@@ -77,7 +77,7 @@ struct AwaitWait: Waitable {
 
     func end(_ outcome: WaitOutcome) {
         resumer.waiter = nil
-        if outcome != .completed { resumer.abandoned = true }
+        if outcome != .done { resumer.abandoned = true }
     }
 
     func results(_ a: Args, _ outcome: WaitOutcome) throws(LuaError) -> Int32 {

@@ -92,7 +92,7 @@ struct TaskWait: Waitable {
 
     func poll() -> Bool { task.isFinished }
     func block(_ timeout: Deadline) -> Bool { Waits.wait(task.done, timeout) }
-    func arm(_ waiter: Waiter) { task.done.notify(queue: .global()) { waiter.finish(.completed) } }
+    func arm(_ waiter: Waiter) { task.done.notify(queue: .global()) { waiter.finish(.done) } }
 
     func end(_ outcome: WaitOutcome) {
         task.waiters -= 1

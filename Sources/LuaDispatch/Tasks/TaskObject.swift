@@ -123,8 +123,8 @@ final class TaskObject: @unchecked Sendable {
         var w = w
         try w.begin()
         if w.poll() {
-            w.end(.completed)
-            return try w.results(a, .completed)
+            w.end(.done)
+            return try w.results(a, .done)
         }
         let waiter = TaskWaiter(self)
         pending = PendingWait(name: a.name, waitable: w, waiter: waiter)
