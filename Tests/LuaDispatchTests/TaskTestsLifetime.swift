@@ -14,6 +14,28 @@ final class TaskLifetimeTests: XCTestCase {
         XCTAssertEqual(run.runtime.pendingWork, 0)
     }
 
+    /// A task whose next step can only run on a suspended queue is work that can never run:
+    /// the run ends with the report, as for blocks. A wait that ended otherwise (a timeout)
+    /// leaves nothing counted on the queue.
+    func testATaskHeldByASuspendedQueueIsReportedAsStalled() {
+        let run = runLua("""
+            local q = dispatch.queue("parked")
+            dispatch.task(function() dispatch.sleep(0.2); t.record("never") end, q)
+            local other = dispatch.queue("timed out")
+            local g = dispatch.group(); g:enter()
+            dispatch.task(function() t.record(g:wait(0.05)) end, other):wait()
+            other:suspend()
+            other:async(function() end)
+            dispatch.sleep(0.05)
+            q:suspend()
+            """)
+        assertClean(run)
+        XCTAssertEqual(run.records, [[false, "timeout"]])
+        let report = run.runtime.stalledWork() ?? ""
+        XCTAssertTrue(report.contains("'parked' (suspended, 1 block)"), report)
+        XCTAssertTrue(report.contains("'timed out' (suspended, 1 block)"), report)
+    }
+
     /// Closing with tasks suspended in every kind of wait, and with steps queued on a suspended
     /// queue: close returns, each task's outstanding work is done, nothing runs Lua afterwards.
     func testCloseEndsSuspendedTasks() throws {

@@ -64,5 +64,8 @@ struct GroupWait: Waitable {
     static var blocksNatively: Bool { true }
     func poll() -> Bool { group.group.wait(timeout: .now()) == .success }
     func block(_ timeout: Deadline) -> Bool { Waits.wait(group.group, timeout) }
-    func arm(_ waiter: Waiter) { group.group.notify(queue: .global()) { waiter.finish(.done) } }
+    func arm(_ waiter: Waiter) {
+        let (q, end) = waiter.delivery()
+        group.group.notify(queue: q, execute: end)
+    }
 }

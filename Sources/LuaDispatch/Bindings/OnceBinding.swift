@@ -109,6 +109,9 @@ struct OnceWait: Waitable {
     var kind: String { "once" }
     static var blocksNatively: Bool { true }
     func block(_ timeout: Deadline) -> Bool { Waits.wait(once.finished, timeout) }
-    func arm(_ waiter: Waiter) { once.finished.notify(queue: .global()) { waiter.finish(.done) } }
+    func arm(_ waiter: Waiter) {
+        let (q, end) = waiter.delivery()
+        once.finished.notify(queue: q, execute: end)
+    }
     func results(_ a: Args, _ outcome: WaitOutcome) throws(LuaError) -> Int32 { try OnceBinding.pushDone(a.L, once) }
 }

@@ -104,7 +104,8 @@ struct SleepWait: Waitable {
 
     func arm(_ waiter: Waiter) {
         let deadline = DispatchTime(uptimeNanoseconds: UInt64(Deadline.clamp(Deadline.now() + nanos)))
-        DispatchQueue.global().asyncAfter(deadline: deadline) { waiter.finish(.done) }
+        let (q, end) = waiter.delivery()
+        q.asyncAfter(deadline: deadline, execute: end)
     }
 
     func results(_ a: Args, _ outcome: WaitOutcome) throws(LuaError) -> Int32 { 0 }

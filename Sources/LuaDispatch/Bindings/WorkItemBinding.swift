@@ -149,7 +149,8 @@ struct ItemWait: Waitable {
 
     func arm(_ waiter: Waiter) {
         // Refused only if the item ran twice since `begin`: then it has completed.
-        if !item.notify(.global(), { waiter.finish(.done) }) { waiter.finish(.done) }
+        let (q, end) = waiter.delivery()
+        if !item.notify(q, end) { waiter.finish(.done) }
     }
 
     func end(_ outcome: WaitOutcome) { item.withGate { $0.waiting = false } }

@@ -14,6 +14,15 @@ enum WaitOutcome: Int {
 /// wait, without the interpreter lock, and must not touch Lua.
 class Waiter: @unchecked Sendable {
     private let state = Atomic<Int>(WaitOutcome.waiting.rawValue)
+    /// The queue on which the end of the wait is best delivered, when Dispatch can deliver it
+    /// there (a notify, a timer): a task's own queue, where the block that ends the wait runs the
+    /// task's next step itself. nil: any global queue.
+    let home: QueueObject?
+    /// Whether a delivery onto `home` is counted in `home.queued` (the task's next step can
+    /// only run there); the one who ends the wait takes the count back.
+    private var counted = false
+
+    init(home: QueueObject? = nil) { self.home = home }
 
     var outcome: WaitOutcome { WaitOutcome(rawValue: state.load(ordering: .acquiring))! }
     var isWaiting: Bool { state.load(ordering: .acquiring) == WaitOutcome.waiting.rawValue }
@@ -21,13 +30,32 @@ class Waiter: @unchecked Sendable {
     /// Ends the wait with `outcome` unless it has already ended; true when this call ended it.
     @discardableResult
     func finish(_ outcome: WaitOutcome) -> Bool {
-        guard state.compareExchange(expected: WaitOutcome.waiting.rawValue, desired: outcome.rawValue,
-                                    ordering: .acquiringAndReleasing).exchanged else { return false }
+        guard end(outcome) else { return false }
         wake(outcome)
         return true
     }
 
+    /// What arms hand to Dispatch: the queue to deliver on, and the block that ends the wait
+    /// there (on `home`, running as one of its blocks). Lock held.
+    func delivery() -> (queue: DispatchQueue, block: @Sendable () -> Void) {
+        guard let home else { return (.global(), { [self] in finish(.done) }) }
+        if !counted {
+            counted = true
+            home.queued.wrappingAdd(1, ordering: .relaxed)
+        }
+        return (home.queue, { [self] in if end(.done) { wakeOnHome(.done) } })
+    }
+
+    private func end(_ outcome: WaitOutcome) -> Bool {
+        guard state.compareExchange(expected: WaitOutcome.waiting.rawValue, desired: outcome.rawValue,
+                                    ordering: .acquiringAndReleasing).exchanged else { return false }
+        if counted, let home { home.queued.wrappingSubtract(1, ordering: .relaxed) }
+        return true
+    }
+
     func wake(_ outcome: WaitOutcome) {}
+    /// Ending the wait from a block already running on `home`.
+    func wakeOnHome(_ outcome: WaitOutcome) { wake(outcome) }
 
     /// Ends the wait with `.timedOut` at `timeout`, through a Dispatch timer.
     func expire(at timeout: Deadline) {

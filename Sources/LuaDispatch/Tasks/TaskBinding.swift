@@ -92,7 +92,10 @@ struct TaskWait: Waitable {
 
     func poll() -> Bool { task.isFinished }
     func block(_ timeout: Deadline) -> Bool { Waits.wait(task.done, timeout) }
-    func arm(_ waiter: Waiter) { task.done.notify(queue: .global()) { waiter.finish(.done) } }
+    func arm(_ waiter: Waiter) {
+        let (q, end) = waiter.delivery()
+        task.done.notify(queue: q, execute: end)
+    }
 
     func end(_ outcome: WaitOutcome) {
         task.waiters -= 1

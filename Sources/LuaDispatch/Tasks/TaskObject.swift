@@ -72,14 +72,15 @@ final class TaskObject: @unchecked Sendable {
 
     // MARK: steps
 
-    private func submitStep() {
+    fileprivate func submitStep() {
         queue.queued.wrappingAdd(1, ordering: .relaxed)
-        queue.queue.async { [self] in step() }
+        queue.queue.async { [self] in step(queued: true) }
     }
 
-    /// One step: a block on the task's queue that resumes the coroutine.
-    private func step() {
-        queue.queued.wrappingSubtract(1, ordering: .relaxed)
+    /// One step: a block on the task's queue that resumes the coroutine (`queued`: a block of
+    /// its own, counted in `queue.queued`).
+    fileprivate func step(queued: Bool) {
+        if queued { queue.queued.wrappingSubtract(1, ordering: .relaxed) }
         let rt = runtime
         guard rt.enterLua() else { return abandon() }
         if state == .finished {  // cancelled before it started: it never runs
@@ -133,9 +134,6 @@ final class TaskObject: @unchecked Sendable {
         ld_continue_with(TaskBinding.resumeWait, 0)
         return Int32(LD_SUSPEND)
     }
-
-    /// Called by the waiter when the wait is over, on whatever thread ended it.
-    fileprivate func waitEnded() { submitStep() }
 
     /// The continuation of every wait a task suspended in: runs in the step that resumed it.
     static func resumeWait(_ a: Args) throws(LuaError) -> Int32 {
@@ -252,16 +250,26 @@ struct PendingWait {
     let waiter: TaskWaiter
 }
 
-/// Ending a task's wait submits the task's next step. The waiter lets go of the task then, so
-/// that a timer still pending for a wait long over does not keep the task alive.
+/// Ending a task's wait submits the task's next step, or runs it when the end is delivered in a
+/// block of the task's queue. The waiter lets go of the task then, so that a timer still pending
+/// for a wait long over does not keep the task alive.
 final class TaskWaiter: Waiter, @unchecked Sendable {
     private var task: TaskObject?
 
-    init(_ task: TaskObject) { self.task = task }
+    init(_ task: TaskObject) {
+        self.task = task
+        super.init(home: task.queue)
+    }
 
     override func wake(_ outcome: WaitOutcome) {
         let t = task
         task = nil
-        t?.waitEnded()
+        t?.submitStep()
+    }
+
+    override func wakeOnHome(_ outcome: WaitOutcome) {
+        let t = task
+        task = nil
+        t?.step(queued: false)
     }
 }
