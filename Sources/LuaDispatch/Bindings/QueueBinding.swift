@@ -208,7 +208,8 @@ enum QueueBinding {
     /// `q:sync(fn or item)`: runs on the calling thread's behalf and returns fn's results.
     static func sync(_ a: Args, _ q: QueueObject, _ i: Int32, barrier: Bool) throws(LuaError) -> Int32 {
         if a.type(i) == LUA_TFUNCTION {
-            return try a.runtime.wait(a, SyncWait(runtime: a.runtime, L: a.L, queue: q, function: i, barrier: barrier))
+            let rt = a.runtime
+            return try rt.wait(a, SyncWait(runtime: rt, L: a.L, queue: q, function: i, barrier: barrier))
         }
         guard let item: WorkItemObject = a.optionalObject(i, .workItem) else {
             throw a.typeError(i, "function or dispatch.work_item")

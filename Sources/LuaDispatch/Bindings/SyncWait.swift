@@ -7,7 +7,7 @@ import Dispatch
 /// the task is suspended. Its results (or its error) then move to the caller's stack. The
 /// caller's own stack is never touched by another OS thread.
 struct SyncWait: Waitable {
-    unowned(unsafe) let runtime: Runtime
+    let runtime: Runtime
     let L: OpaquePointer
     let queue: QueueObject
     /// The function's index on the caller's stack.
@@ -29,14 +29,14 @@ struct SyncWait: Waitable {
     static var canPark: Bool { false }
     func blockingRefusal() -> String? { queue.syncDeadlock(barrier: barrier) }
 
-    mutating func begin() throws(LuaError) {
+    @inline(__always) mutating func begin() throws(LuaError) {
         let T = runtime.takeThread()
         lua_pushvalue(L, function)
         lua_xmove(L, T, 1)
         self.T = T
     }
 
-    func block(_ timeout: Deadline) -> Bool {
+    @inline(__always) func block(_ timeout: Deadline) -> Bool {
         let rt = runtime, T = T!, frameQueue = Unmanaged.passUnretained(queue).toOpaque()
         // Closure literals passed straight to the plain `sync` forms stay on the stack; the
         // generic and flags-taking forms, or a stored closure, would allocate per call.
@@ -76,7 +76,7 @@ struct SyncWait: Waitable {
         ld_frame_pop()
     }
 
-    func results(_ a: Args, _ outcome: WaitOutcome) throws(LuaError) -> Int32 {
+    @inline(__always) func results(_ a: Args, _ outcome: WaitOutcome) throws(LuaError) -> Int32 {
         let rt = runtime, T = T!
         let ok = lua_toboolean(T, -1) != 0
         ld_pop(T, 1)

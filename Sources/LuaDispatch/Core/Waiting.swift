@@ -126,12 +126,11 @@ extension Runtime {
     /// pushed when the task is resumed on its queue. Elsewhere the calling thread blocks without
     /// the interpreter, and the results are pushed here.
     @inline(__always)
-    func wait<W: Waitable>(_ a: Args, _ w: W, timeout: Deadline = .forever) throws(LuaError) -> Int32 {
-        if let task = TaskObject.current(a.L) {
+    func wait<W: Waitable>(_ a: Args, _ w: consuming W, timeout: Deadline = .forever) throws(LuaError) -> Int32 {
+        if tasks.count.load(ordering: .relaxed) > 0, let task = TaskObject.current(a.L) {
             return try task.suspend(a, w, timeout: timeout)
         }
         if let refusal = w.blockingRefusal() { throw .message(refusal) }
-        var w = w
         try w.begin()
         let outcome: WaitOutcome
         if w.poll() {

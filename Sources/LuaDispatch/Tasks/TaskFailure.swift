@@ -89,11 +89,22 @@ final class TaskOwner {
 /// running on pooled Lua threads.
 final class TaskRegistry: @unchecked Sendable {
     private let live = Mutex<[ObjectIdentifier: TaskObject]>([:])
+    /// How many tasks are unfinished: while none is, no step can be running, and a wait need
+    /// not look for its task (the blocking calls' fast path).
+    let count = Atomic<Int>(0)
     /// Owners by the pooled thread whose code started tasks; under the interpreter lock.
     @exclusivity(unchecked) var owners: [OpaquePointer: TaskOwner] = [:]
 
-    func add(_ t: TaskObject) { live.withLock { $0[ObjectIdentifier(t)] = t } }
-    func remove(_ t: TaskObject) { _ = live.withLock { $0.removeValue(forKey: ObjectIdentifier(t)) } }
+    func add(_ t: TaskObject) {
+        count.wrappingAdd(1, ordering: .relaxed)
+        live.withLock { $0[ObjectIdentifier(t)] = t }
+    }
+
+    func remove(_ t: TaskObject) {
+        if live.withLock({ $0.removeValue(forKey: ObjectIdentifier(t)) }) != nil {
+            count.wrappingSubtract(1, ordering: .relaxed)
+        }
+    }
     var unfinished: [TaskObject] { live.withLock { Array($0.values) } }
 }
 
