@@ -94,7 +94,10 @@ final class TaskLifetimeTests: XCTestCase {
         try cycle(100)
         Thread.sleep(forTimeInterval: 0.5)
         let threads1 = ProcessStats.threads()
-        XCTAssertLessThanOrEqual(threads1, threads0 + 8, "threads grew from \(threads0) to \(threads1)")
+        // A thread kept per task left waiting at close would add 100. Dispatch's pool itself
+        // grows by a few dozen threads when the machine is loaded (seen: +11 to +30), hence
+        // the margin.
+        XCTAssertLessThanOrEqual(threads1, threads0 + 50, "threads grew from \(threads0) to \(threads1)")
     }
 
     /// A wait on the main thread that parks can be ended from another thread: the call raises
