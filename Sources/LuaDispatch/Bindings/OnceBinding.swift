@@ -74,13 +74,7 @@ enum OnceBinding {
         let once: OnceObject = try a.object(1, .once)
         let ok = ld_call_status() == LUA_OK
         let n = lua_gettop(L) - 1
-        lua_createtable(L, n, 1)
-        for i in 0..<n {
-            lua_pushvalue(L, 2 + i)
-            lua_rawseti(L, -2, lua_Integer(i + 1))
-        }
-        lua_pushinteger(L, lua_Integer(n))
-        Lua.setField(L, -2, "n")
+        Lua.pack(L, from: 2, count: n)
         once.state = .done(ok: ok, results: luaL_ref(L, ld_registryindex()))
         once.finished.leave()
         if !ok { throw .raise }
@@ -90,13 +84,7 @@ enum OnceBinding {
     /// Pushes the results of a finished `fn`, or raises its error again.
     static func pushDone(_ L: OpaquePointer, _ once: OnceObject) throws(LuaError) -> Int32 {
         guard case .done(let ok, let results) = once.state else { return 0 }
-        lua_rawgeti(L, ld_registryindex(), lua_Integer(results))
-        let t = lua_gettop(L)
-        _ = Lua.getField(L, t, "n")
-        let n = Int32(lua_tointegerx(L, -1, nil))
-        ld_pop(L, 1)
-        guard lua_checkstack(L, n) != 0 else { throw .message("once: too many results") }
-        for i in 0..<n { lua_rawgeti(L, t, lua_Integer(i + 1)) }
+        guard let n = Lua.unpack(L, ref: results) else { throw .message("once: too many results") }
         if !ok { throw .raise }
         return n
     }

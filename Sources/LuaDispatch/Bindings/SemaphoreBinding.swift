@@ -15,7 +15,7 @@ final class SemaphoreObject: @unchecked Sendable {
     let semaphore: DispatchSemaphore
     let initial: Int
     let value: Atomic<Int>
-    private let armed = Mutex<[Waiter]>([])
+    private let armed = Mutex(WaiterQueue())
 
     init(_ value: Int) {
         semaphore = DispatchSemaphore(value: value)
@@ -49,7 +49,6 @@ final class SemaphoreObject: @unchecked Sendable {
                 waiter.finish(.done)
                 return
             }
-            if list.count >= 32 { list.removeAll { !$0.isWaiting } }
             list.append(waiter)
         }
     }
@@ -73,6 +72,34 @@ final class SemaphoreObject: @unchecked Sendable {
             }
             return served
         }
+    }
+}
+
+/// Waiters in arrival order. Taking the first is O(1); waiters that ended otherwise (timed out,
+/// cancelled) are dropped when they reach the front, or all at once when the list has doubled.
+struct WaiterQueue {
+    private var items: [Waiter?] = []
+    private var head = 0
+    private var pruneAt = 64
+
+    var first: Waiter? { head < items.count ? items[head] : nil }
+
+    mutating func removeFirst() {
+        items[head] = nil
+        head += 1
+        if head == items.count {
+            items.removeAll(keepingCapacity: true)
+            head = 0
+        }
+    }
+
+    mutating func append(_ waiter: Waiter) {
+        if items.count >= pruneAt {
+            items = items[head...].filter { $0?.isWaiting ?? false }
+            head = 0
+            pruneAt = max(64, 2 * items.count)
+        }
+        items.append(waiter)
     }
 }
 

@@ -53,14 +53,7 @@ enum AwaitBinding {
             throw .message("resume called twice (the resume function of dispatch.await may be called once)")
         }
         r.resumed = true
-        let n = a.count
-        lua_createtable(L, n, 1)
-        for i in 1...max(1, n) where i <= n {
-            lua_pushvalue(L, i)
-            lua_rawseti(L, -2, lua_Integer(i))
-        }
-        lua_pushinteger(L, lua_Integer(n))
-        Lua.setField(L, -2, "n")
+        Lua.pack(L, from: 1, count: a.count)
         r.values = luaL_ref(L, ld_registryindex())
         lua_pushboolean(L, r.abandoned ? 0 : 1)
         r.waiter?.finish(.done)
@@ -81,15 +74,7 @@ struct AwaitWait: Waitable {
     }
 
     func results(_ a: Args, _ outcome: WaitOutcome) throws(LuaError) -> Int32 {
-        let L = a.L
-        lua_rawgeti(L, ld_registryindex(), lua_Integer(resumer.values))
-        let t = lua_gettop(L)
-        _ = Lua.getField(L, t, "n")
-        let n = Int32(lua_tointegerx(L, -1, nil))
-        ld_pop(L, 1)
-        guard lua_checkstack(L, n) != 0 else { throw .message("await: too many results") }
-        for i in 1...max(1, n) where i <= n { lua_rawgeti(L, t, lua_Integer(i)) }
-        ld_remove(L, t)
+        guard let n = Lua.unpack(a.L, ref: resumer.values) else { throw .message("await: too many results") }
         return n
     }
 }

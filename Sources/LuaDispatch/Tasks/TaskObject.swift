@@ -16,9 +16,10 @@ final class TaskObject: @unchecked Sendable {
     let queue: QueueObject
     /// A number for messages and tracing: one task across all its steps.
     let id: Int
-    /// The coroutine, anchored in the registry by `anchor` while this object lives.
+    /// The coroutine, anchored in the registry by `anchor` until the task finishes (then it is
+    /// garbage, whoever still holds the task).
     let co: OpaquePointer
-    private let anchor: LuaRef
+    private var anchor: LuaRef?
     /// Left once the task has finished (or was abandoned): what blocked threads wait on.
     let done = DispatchGroup()
 
@@ -33,9 +34,9 @@ final class TaskObject: @unchecked Sendable {
     /// The task this one waits on in `t:wait`, for cycle detection.
     var waitingOn: TaskObject?
 
-    /// After finishing: results on the dead coroutine's stack, or the error.
+    /// After finishing: the results (a table `{n = count, ...}`, anchored), or the error.
     private(set) var failure: TaskFailure?
-    private var resultCount: Int32 = 0
+    private var results: LuaRef?
     /// `t:wait` calls in progress: an error delivered to one of them is observed.
     var waiters = 0
     /// Unobserved-error bookkeeping (see `TaskOwner`): who started the task, and whether its
@@ -100,7 +101,7 @@ final class TaskObject: @unchecked Sendable {
             fail(message: "coroutine.yield in a task's own coroutine: a task is suspended only by "
                  + "dispatch's waits (yield inside a coroutine the task creates instead)")
         case LUA_OK:
-            resultCount = results
+            keepResults(results)
             finish()
         default:
             fail(message: nil)
@@ -189,7 +190,15 @@ final class TaskObject: @unchecked Sendable {
         }
     }
 
+    /// Moves the `count` results on top of the finished coroutine into a table. Lock held.
+    private func keepResults(_ count: Int32) {
+        Lua.pack(co, from: lua_gettop(co) - count + 1, count: count)
+        results = LuaRef(runtime, luaL_ref(co, ld_registryindex()))
+        lua_settop(co, 0)
+    }
+
     private func finish() {
+        anchor = nil
         state = .finished
         pending = nil
         waitingOn = nil
@@ -221,14 +230,10 @@ final class TaskObject: @unchecked Sendable {
             failure.push(L)
             throw .raise
         }
-        guard lua_checkstack(L, resultCount + 1) != 0 else { throw .message("wait: too many results") }
         lua_pushboolean(L, 1)
-        let base = lua_gettop(co) - resultCount
-        for i in 1...max(1, resultCount) where i <= resultCount {
-            lua_pushvalue(co, base + i)
-            lua_xmove(co, L, 1)
-        }
-        return resultCount + 1
+        guard let results else { return 1 }
+        guard let n = Lua.unpack(L, ref: results.ref) else { throw .message("wait: too many results") }
+        return n + 1
     }
 
     var description: String {
