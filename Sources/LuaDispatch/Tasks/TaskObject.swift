@@ -89,11 +89,12 @@ final class TaskObject: @unchecked Sendable {
             return
         }
         _ = ld_frame_push(Unmanaged.passUnretained(queue).toOpaque(), 0)
+        let outer = ld_task_current()
         ld_task_set_current(Unmanaged.passUnretained(self).toOpaque())
         state = .running
         var results: Int32 = 0
         let status = lua_resume(co, nil, 0, &results)
-        ld_task_set_current(nil)
+        ld_task_set_current(outer)
         switch status {
         case LUA_YIELD where pending != nil:
             state = .suspended
@@ -119,8 +120,8 @@ final class TaskObject: @unchecked Sendable {
         }
         guard lua_isyieldable(a.L) != 0 else {
             throw .message("'\(a.name)' cannot suspend the task here: a C function between the task and this "
-                           + "call cannot yield (a metamethod called from C, table.sort, string.gsub, require, "
-                           + "dispatch.once); wait outside it")
+                           + "call cannot yield (a metamethod called from C, table.sort, string.gsub, require); "
+                           + "wait outside it")
         }
         var w = w
         try w.begin()
