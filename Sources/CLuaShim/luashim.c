@@ -18,16 +18,52 @@ static ld_entry_fn entry;
 
 void ld_set_entry(ld_entry_fn fn) { entry = fn; }
 
-static int trampoline(lua_State *L) {
-    int id = (int)lua_tointegerx(L, lua_upvalueindex(1), NULL);
-    int n = entry(L, id);
+// What the binding that returned LD_SUSPEND or LD_CALL asked for: read right after it returns,
+// on the same thread, before any other binding can run there.
+static __thread int next_continuation, next_nargs, call_status;
+
+void ld_continue_with(int continuation, int nargs) {
+    next_continuation = continuation;
+    next_nargs = nargs;
+}
+
+int ld_call_status(void) { return call_status; }
+
+static int finish(lua_State *L, int n);
+
+// Runs a binding's continuation (its id is the context) when the coroutine is resumed or the
+// function it called returns; the stack is the binding's own, as it left it.
+static int continuation(lua_State *L, int status, lua_KContext ctx) {
+    call_status = status == LUA_YIELD ? LUA_OK : status;
+    return finish(L, entry(L, (int)ctx));
+}
+
+static int finish(lua_State *L, int n) {
+    while (n == LD_CALL || n == LD_PCALL) {
+        int k = next_continuation;
+        if (n == LD_CALL) {
+            lua_callk(L, next_nargs, LUA_MULTRET, k, continuation);
+            call_status = LUA_OK;
+        } else {
+            call_status = lua_pcallk(L, next_nargs, LUA_MULTRET, 0, k, continuation);
+        }
+        n = entry(L, k);
+    }
     if (n >= 0) return n;
+    if (n == LD_SUSPEND) return lua_yieldk(L, 0, next_continuation, continuation);
     if (n == LD_RAISE_WHERE && lua_type(L, -1) == LUA_TSTRING) {
         luaL_where(L, 1);
         lua_insert(L, -2);
         lua_concat(L, 2);
     }
     return lua_error(L);
+}
+
+static int trampoline(lua_State *L) {
+    int id = (int)lua_tointegerx(L, lua_upvalueindex(1), NULL);
+    int n = entry(L, id);
+    if (n >= 0) return n;
+    return finish(L, n);
 }
 
 void ld_push_binding(lua_State *L, int id) {
@@ -134,6 +170,11 @@ void ld_frame_pop(void) {
 int ld_frame_count(void) { return depth < LD_MAX_FRAMES ? depth : LD_MAX_FRAMES; }
 void *ld_frame_queue(int i) { return frames[i].queue; }
 int ld_frame_barrier(int i) { return frames[i].barrier; }
+
+static __thread void *current_task;
+
+void *ld_task_current(void) { return current_task; }
+void ld_task_set_current(void *task) { current_task = task; }
 
 static atomic_int next_thread_number = 2;
 static __thread int thread_number;

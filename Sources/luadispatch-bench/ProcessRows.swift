@@ -13,8 +13,8 @@ enum ProcessRows {
         URL(fileURLWithPath: selfPath).deletingLastPathComponent().appendingPathComponent("luadispatch").path
     }
 
-    /// Wall time and peak resident memory of a child process run to completion.
-    static func measure(_ argv: [String], stdout: String = "/dev/null") throws -> (seconds: Double, peakRSS: Int) {
+    /// Wall time, peak resident memory and peak thread count of a child process run to completion.
+    static func measure(_ argv: [String], stdout: String = "/dev/null") throws -> (seconds: Double, peakRSS: Int, peakThreads: Int) {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -23,26 +23,27 @@ enum ProcessRows {
         defer { cargs.forEach { free($0) } }
         var pid: pid_t = 0
         var status: Int32 = 0
-        var peak = 0
+        var peak = 0, threads = 0
         // The peak is read from /proc while the child runs: rusage's ru_maxrss would include this
         // process's own memory, which a spawned child inherits until it execs.
         let t = try timed {
             guard posix_spawn(&pid, argv[0], &actions, nil, cargs, environ) == 0 else { throw BenchError("cannot spawn \(argv[0])") }
             while waitpid(pid, &status, WNOHANG) == 0 {
-                peak = max(peak, highWaterMark(pid))
+                peak = max(peak, procStatus(pid, "VmHWM:") * 1024)
+                threads = max(threads, procStatus(pid, "Threads:"))
                 usleep(1000)
             }
         }
         guard status == 0 else { throw BenchError("\(argv) exited with status \(status)") }
-        return (t, peak)
+        return (t, peak, threads)
     }
 
-    /// VmHWM of a running process, in bytes (0 once it is gone).
-    static func highWaterMark(_ pid: pid_t) -> Int {
+    /// A number from /proc/PID/status (VmHWM in kB, Threads), 0 once the process is gone.
+    static func procStatus(_ pid: pid_t, _ key: String) -> Int {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") })
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix(key) })
         else { return 0 }
-        return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
+        return Int(line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first ?? "") ?? 0
     }
 
     /// Seconds to run `argv` to completion (stdout and stderr discarded).

@@ -14,7 +14,8 @@ final class BenchSmokeTests: XCTestCase {
         p.waitUntilExit()
         XCTAssertEqual(p.terminationStatus, 0, text)
         let rows = ["async_serial", "async_concurrent", "sync_round_trip", "perform_overhead", "pending_block_memory",
-                    "concurrent_map_primes", "timer_lateness", "file_combine", "startup"]
+                    "concurrent_map_primes", "timer_lateness", "file_combine", "startup",
+                    "tasks_sleep", "task_await_signalled", "task_suspend_resume"]
         for row in rows {
             let line = text.split(separator: "\n").first { $0.hasPrefix(row + " ") }
             XCTAssertNotNil(line, "row \(row) missing:\n\(text)")

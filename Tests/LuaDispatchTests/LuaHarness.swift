@@ -34,8 +34,11 @@ final class Recorder: @unchecked Sendable {
 
 /// Runs `code` in a new interpreter on the main thread, then services the main queue until the
 /// runtime is idle (as the CLI does). `require("t").record(...)` records values for the test.
+/// With `timeout`, the main queue is serviced for at most that many seconds, and work still
+/// left then fails the test (instead of hanging it).
 @discardableResult
-func runLua(_ code: String, drive: Bool = true, file: StaticString = #filePath, line: UInt = #line) -> LuaRun {
+func runLua(_ code: String, drive: Bool = true, timeout: Double? = nil,
+            file: StaticString = #filePath, line: UInt = #line) -> LuaRun {
     let runtime = TestRuntimes.make()
     let recorder = Recorder()
     runtime.register(module: "t", functions: [
@@ -54,7 +57,17 @@ func runLua(_ code: String, drive: Bool = true, file: StaticString = #filePath, 
         ok = false
         recorder.fail(.init(message: error.message, traceback: error.traceback, label: nil))
     }
-    if ok && drive { runtime.runUntilIdle() }
+    if ok && drive {
+        if let timeout {
+            let deadline = Date(timeIntervalSinceNow: timeout)
+            while runtime.pendingWork > 0 && Date() < deadline {
+                _ = RunLoop.main.run(mode: .default, before: Date(timeIntervalSinceNow: 0.01))
+            }
+            XCTAssertEqual(runtime.pendingWork, 0, "work left after \(timeout) s", file: file, line: line)
+        } else {
+            runtime.runUntilIdle()
+        }
+    }
     let (records, errors) = recorder.snapshot
     return LuaRun(ok: ok, records: records, errors: errors, runtime: runtime)
 }

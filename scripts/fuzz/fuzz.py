@@ -44,10 +44,12 @@ SOURCE_METHODS = ["resume", "suspend", "cancel", "is_cancelled", "set_event_hand
                   "set_cancel_handler", "set_registration_handler", "schedule", "merge"]
 IO_METHODS = ["read", "write", "set_limit", "set_interval", "barrier", "close"]
 DATA_METHODS = ["sub", "bytes", "regions"]
+TASK_METHODS = ["wait", "cancel", "is_cancelled"]
 FIELDS = ["label", "concurrent", "qos", "data", "handle", "kind", "fd", "type", "seconds", "name", "nope"]
 ALL_METHODS = {
     "queue": QUEUE_METHODS, "group": GROUP_METHODS, "semaphore": SEM_METHODS,
     "work_item": ITEM_METHODS, "source": SOURCE_METHODS, "io": IO_METHODS, "data": DATA_METHODS,
+    "task": TASK_METHODS,
 }
 QOS = ['"default"', '"utility"', '"background"', '"user_interactive"', '"user_initiated"',
        '"unspecified"', '"bogus"']
@@ -176,7 +178,7 @@ class Gen:
 
     def maker(self, depth):
         """An expression that makes a new object."""
-        k = self.r.randint(0, 24)
+        k = self.r.randint(0, 26)
         if k == 0: return "dispatch.queue(%s)" % self.pick(['"q"', "nil", self.value(depth)])
         if k == 1: return "dispatch.queue(%s)" % self.options("queue", depth)
         if k == 2: return "dispatch.global(%s)" % self.pick(QOS + ["nil", "1"])
@@ -204,10 +206,16 @@ class Gen:
         if k == 21: return "dispatch.once(%s)" % self.func(depth)
         if k == 22: return "%s .. %s" % (self.var(), self.pick(['"x"', self.var(), "1"]))
         if k == 23: return "%s:sub(%s, %s)" % (self.var(), self.number(), self.number())
+        if k == 24: return "dispatch.task(%s, %s)" % (self.func(depth), self.pick(["nil", self.var(), "dispatch.main", "1"]))
+        if k == 25:
+            # resume called at once, later from a block, twice, or never
+            then = self.pick(["r(%s)" % self.value(depth), "r(); r()", "",
+                              "dispatch.global():after(0.01, function() r(%s) end)" % self.value(depth)])
+            return "dispatch.await(function(r) %s %s end)" % (self.stmt(depth + 1) if depth < 2 else "", then)
         return self.value(depth)
 
     def stmt(self, depth=0):
-        k = self.r.randint(0, 29)
+        k = self.r.randint(0, 30)
         v = self.var()
         if k <= 5:
             return "%s = %s" % (v, self.maker(depth))
@@ -270,6 +278,10 @@ class Gen:
             if self.r.random() < 0.5:
                 return "coroutine.wrap(function() %s end)()" % self.stmt(depth + 1) if depth < 2 else "%s = dispatch.main" % v
             return "setmetatable({}, {__gc = %s}); collectgarbage('step')" % self.func(depth + 1) if depth < 2 else "collectgarbage()"
+        if k == 29:
+            # statements inside a task, where every wait suspends instead of blocking
+            return "%s = dispatch.task(%s, %s)" % (v, self.func(depth + 1) if depth < 2 else "function() dispatch.sleep(0) end",
+                                                  self.pick(["nil", self.var(), "P.queue"]))
         return "%s:%s(%s)" % (v, self.pick(["cancel", "close", "resume", "suspend", "leave", "signal", "activate"]), "")
 
     def method_args(self, m, depth):
@@ -316,7 +328,8 @@ local V, F = {}, {}
 local P = {queue = dispatch.queue("proto"), group = dispatch.group(), semaphore = dispatch.semaphore(1),
   work_item = dispatch.work_item(function() end), source = dispatch.source.data_add{},
   io = dispatch.io{path = "proto.txt", mode = "w"}, data = dispatch.data("proto"), time = dispatch.now(),
-  walltime = dispatch.walltime(), key = dispatch.specific_key("k"), once = dispatch.once(function() return 1 end)}
+  walltime = dispatch.walltime(), key = dispatch.specific_key("k"), once = dispatch.once(function() return 1 end),
+  task = dispatch.task(function() end)}
 P.io:close()
 """ % WATCHDOG
 

@@ -9,7 +9,11 @@
 --   semaphore limiting concurrency to 3; concurrent_perform; errors raised inside sync and
 --   caught with pcall (and sync-deadlock misuse caught the same way); work items (performed,
 --   submitted, cancelled); `after`; errors in async blocks (counted by the error handler);
---   objects (queues, groups, semaphores, work items, sources) created and dropped while in use.
+--   objects (queues, groups, semaphores, work items, sources) created and dropped while in use;
+--   dispatch.task coroutines whose waits suspend them (sync, the same binary and counting
+--   semaphores the blocks use, sleep, a child task, an await resumed from another queue), on
+--   queues of their own: a task that holds the mutex across a wait does not hold its queue, and
+--   a block of that queue blocked on the mutex would keep the task from ever resuming.
 -- A 1 kHz timer source runs throughout. Every counter is checked exactly at the end; any
 -- mismatch raises (exit status 1). The last line is a summary.
 local dispatch = require("dispatch")
@@ -36,6 +40,8 @@ local all = dispatch.group()          -- every task, nested block and handler we
 local mutex = dispatch.semaphore(1)   -- binary
 local slots = dispatch.semaphore(3)   -- counting
 local itemQueue = dispatch.queue("stress.items")
+local taskQueues = {dispatch.queue("stress.t1"), dispatch.queue("stress.t2"),
+                    dispatch.queue{label = "stress.t3", concurrent = true}, dispatch.queue("stress.t4")}
 
 -- Counters. Lua code between two blocking calls is atomic, so `n = n + 1` needs no lock.
 local done = {}                    -- per queue: task bodies run
@@ -48,6 +54,7 @@ local c = {
   pcallErrors = 0, deadlockErrors = 0, itemRuns = 0, cancelledRuns = 0, cancelledItems = 0,
   after = 0, asyncErrors = 0, handled = 0, dropQueueRuns = 0, dropGroupNotified = 0,
   dropSemaphores = 0, waitedItems = 0, sourceFires = 0, sourceCancels = 0, unresumedSources = 0, gcs = 0,
+  coroutineTasks = 0,
 }
 local failures = {}
 local function fail(msg) if #failures < 20 then failures[#failures + 1] = msg end end
@@ -201,6 +208,32 @@ local function task(qi, i, kind)
   end
 end
 
+-- Kind 14: a dispatch.task on queue qi. Its waits suspend it, so it shares the semaphores with
+-- blocked threads, and its steps interleave with the queue's blocks (no active bracket).
+local function coroutineTask(qi, i)
+  done[qi] = done[qi] + 1
+  kinds[14] = (kinds[14] or 0) + 1
+  local v = shared:sync(function() c.sync = c.sync + 1; return i end)
+  if v ~= i then fail("sync in a task returned " .. tostring(v) .. ", not " .. i) end
+  mutex:wait()
+  local g = c.guarded
+  dispatch.sleep(0)                      -- other blocks and tasks run: none holds the mutex
+  c.guarded = g + 1
+  mutex:signal()
+  slots:wait()
+  c.slotsIn = c.slotsIn + 1
+  if c.slotsIn > c.slotsMax then c.slotsMax = c.slotsIn end
+  dispatch.sleep(0)
+  c.slotsIn = c.slotsIn - 1
+  slots:signal()
+  local child = dispatch.task(function() dispatch.sleep(0); return i * 2 end, taskQueues[(qi + 1) % #taskQueues + 1])
+  local ok, r = child:wait(60)
+  if not ok or r ~= i * 2 then fail("child task " .. i .. ": " .. tostring(ok) .. " " .. tostring(r)) end
+  local a = dispatch.await(function(resume) q[(qi + 2) % QUEUES + 1]:async(function() resume(i) end) end)
+  if a ~= i then fail("await in task " .. i .. " gave " .. tostring(a)) end
+  c.coroutineTasks = c.coroutineTasks + 1
+end
+
 -- What producer p submits to queue qi as task number i (1-based, unique per queue).
 local function submit(qi, i)
   local kind = i % 16
@@ -222,6 +255,9 @@ local function submit(qi, i)
   elseif kind == 10 then
     -- may raise: no active bracket around it
     queue:async(function() task(qi, i, kind) end, {group = all})
+  elseif kind == 14 then
+    all:enter()
+    dispatch.task(function() coroutineTask(qi, i); all:leave() end, taskQueues[qi % #taskQueues + 1])
   else
     queue:async(function() enterActive(qi); task(qi, i, kind); leaveActive(qi) end, {group = all})
   end
@@ -277,9 +313,10 @@ for i = 1, TASKS do
   if kind == 10 and i % 997 == 10 then expectedErrors = expectedErrors + QUEUES end
   if kind == 12 then local w = (i // 16) % 8; dropped[w] = (dropped[w] or 0) + QUEUES end
 end
-expect("sync blocks on the shared queue", c.sync, nKind(1))
+expect("sync blocks on the shared queue", c.sync, nKind(1) + nKind(14))
 expect("nested async blocks", c.nested, 2 * nKind(3))
-expect("mutex-guarded increments", c.guarded, nKind(4))
+expect("mutex-guarded increments", c.guarded, nKind(4) + nKind(14))
+expect("dispatch.task coroutines", c.coroutineTasks, nKind(14))
 expect("counting semaphore: inside at end", c.slotsIn, 0)
 if c.slotsMax > 3 then fail("counting semaphore admitted " .. c.slotsMax .. " > 3") end
 expect("concurrent_perform calls", c.performCalls, performCalls)
@@ -311,7 +348,8 @@ print(string.format(
   "%d sync, %d barrier, %d mutex, %d counting-semaphore, %d nested async, %d concurrent_perform calls, " ..
   "%d pcall'd sync errors, %d refused sync deadlocks, %d handled async errors, %d work items (+%d waited, %d cancelled), " ..
   "%d dropped-object rounds (%d queues, %d groups, %d semaphores, %d sources, %d unresumed sources), %d full GCs; " ..
-  "timer: %d ticks in %d handler runs",
+  "%d dispatch.task coroutines; timer: %d ticks in %d handler runs",
   QUEUES, TASKS, total, PRODUCERS, elapsed, c.sync, nKind(2), c.guarded, nKind(5), c.nested, c.performCalls,
   c.pcallErrors, c.deadlockErrors, c.handled, c.itemRuns, c.waitedItems, c.cancelledItems, nKind(12),
-  c.dropQueueRuns, c.dropGroupNotified, c.dropSemaphores, c.sourceCancels, c.unresumedSources, c.gcs, ticks, timerRuns))
+  c.dropQueueRuns, c.dropGroupNotified, c.dropSemaphores, c.sourceCancels, c.unresumedSources, c.gcs,
+  c.coroutineTasks, ticks, timerRuns))

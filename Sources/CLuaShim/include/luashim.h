@@ -46,11 +46,22 @@ static inline int ld_gc_step(lua_State *L, int kb) { return lua_gc(L, LUA_GCSTEP
 enum {
     LD_RAISE = -1,        // raise the value on top of the stack as it is
     LD_RAISE_WHERE = -2,  // prefix the message on top with the caller's position, then raise
+    LD_SUSPEND = -3,      // yield the running coroutine; its continuation runs when it is resumed
+    LD_CALL = -4,         // call the function below the top `nargs` values; then the continuation
+    LD_PCALL = -5,        // the same in protected mode (see ld_call_status)
 };
 
-/// The Swift side: runs binding `id` on `L`; returns a result count or one of the LD_RAISE codes.
+/// The Swift side: runs binding `id` on `L`; returns a result count or one of the LD_ codes.
 typedef int (*ld_entry_fn)(lua_State *L, int id);
 void ld_set_entry(ld_entry_fn fn);
+
+/// Names, before a binding returns LD_SUSPEND or LD_CALL, the binding that finishes its work
+/// (run through the trampoline on the same stack once the coroutine is resumed or the call has
+/// returned), and for LD_CALL the argument count. Yields and calls happen in C, with
+/// lua_yieldk and lua_callk, so that neither a yield nor an error ever crosses a Swift frame.
+void ld_continue_with(int continuation, int nargs);
+/// In a continuation after LD_PCALL: LUA_OK, or the error status (the error value on top).
+int ld_call_status(void);
 
 /// Pushes a C closure that calls binding `id` through the trampoline.
 void ld_push_binding(lua_State *L, int id);
@@ -82,6 +93,10 @@ void ld_frame_pop(void);
 int ld_frame_count(void);
 void *ld_frame_queue(int i);
 int ld_frame_barrier(int i);
+
+/// The task whose step this thread is running, or NULL (an unretained pointer).
+void *ld_task_current(void);
+void ld_task_set_current(void *task);
 
 /// 1 for the process's main thread, then 2, 3, ... in order of first call.
 int ld_thread_number(void);

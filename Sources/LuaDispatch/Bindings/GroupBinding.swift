@@ -57,7 +57,7 @@ enum GroupBinding {
         t.method("wait") { a throws(LuaError) in
             let g: GroupObject = try a.object(1, .group)
             let timeout = try Deadline.timeout(a, 2)
-            return Waits.push(a.L, a.runtime.unlocked { Waits.wait(g.group, timeout) })
+            return try a.runtime.wait(a, GroupWait(group: g), timeout: timeout)
         }
         t.meta("__tostring") { a throws(LuaError) in
             let g: GroupObject = try a.object(1, .group)
@@ -65,5 +65,19 @@ enum GroupBinding {
             return 1
         }
         m.types.append(t)
+    }
+}
+
+/// `g:wait([timeout])`: Dispatch's own wait, or a notify inside a task.
+struct GroupWait: Waitable {
+    let group: GroupObject
+
+    var kind: String { "group" }
+    static var blocksNatively: Bool { true }
+    func poll() -> Bool { group.group.wait(timeout: .now()) == .success }
+    func block(_ timeout: Deadline) -> Bool { Waits.wait(group.group, timeout) }
+    func arm(_ waiter: Waiter) {
+        let (q, end) = waiter.delivery()
+        group.group.notify(queue: q, execute: end)
     }
 }

@@ -208,62 +208,14 @@ enum QueueBinding {
 
     /// `q:sync(fn or item)`: runs on the calling thread's behalf and returns fn's results.
     static func sync(_ a: Args, _ q: QueueObject, _ i: Int32, barrier: Bool) throws(LuaError) -> Int32 {
-        let rt = a.runtime, L = a.L
-        let isFunction = a.type(i) == LUA_TFUNCTION
-        let item: WorkItemObject? = isFunction ? nil : a.optionalObject(i, .workItem)
-        guard item != nil || isFunction else { throw a.typeError(i, "function or dispatch.work_item") }
-        if let reason = q.syncDeadlock(barrier: barrier) { throw .message(reason) }
-        var flags: DispatchWorkItemFlags = item?.flags ?? []
-        if barrier { flags.insert(.barrier) }
-        let frameBarrier: Int32 = flags.contains(.barrier) ? 1 : 0
-        let frameQueue = Unmanaged.passUnretained(q).toOpaque()
-        if let item {
-            rt.unlocked {
-                q.queue.sync(flags: flags) {
-                    _ = ld_frame_push(frameQueue, frameBarrier)
-                    item.run()
-                    ld_frame_pop()
-                }
-            }
-            return 0
+        if a.type(i) == LUA_TFUNCTION {
+            let rt = a.runtime
+            return try rt.wait(a, SyncWait(runtime: rt, L: a.L, queue: q, function: i, barrier: barrier))
         }
-        // The function runs on its own Lua thread; results come back through it.
-        let T = rt.takeThread()
-        lua_pushvalue(L, i)
-        lua_xmove(L, T, 1)
-        // Closure literals passed straight to the plain `sync` forms stay on the stack; the
-        // generic and flags-taking forms, or a stored closure, would allocate per call.
-        if barrier {
-            rt.unlocked { q.queue.sync(flags: .barrier) { runSynchronously(rt, T, frameQueue, frameBarrier) } }
-        } else {
-            rt.unlocked { q.queue.sync { runSynchronously(rt, T, frameQueue, frameBarrier) } }
+        guard let item: WorkItemObject = a.optionalObject(i, .workItem) else {
+            throw a.typeError(i, "function or dispatch.work_item")
         }
-        let ok = lua_toboolean(T, -1) != 0
-        ld_pop(T, 1)
-        let n = lua_gettop(T) - 1
-        if !ok {
-            lua_xmove(T, L, 1)
-            rt.giveBack(T)
-            throw .raise
-        }
-        guard lua_checkstack(L, n + 1) != 0 else {
-            rt.giveBack(T)
-            throw .message("sync: too many results (\(n))")
-        }
-        lua_xmove(T, L, n)
-        rt.giveBack(T)
-        return n
-    }
-
-    /// The body of a sync block: runs the function on `T`, then pushes whether it succeeded.
-    private static func runSynchronously(_ rt: Runtime, _ T: OpaquePointer, _ frameQueue: UnsafeMutableRawPointer, _ frameBarrier: Int32) {
-        _ = ld_frame_push(frameQueue, frameBarrier)
-        rt.acquire()
-        let ok = ld_pcall(T, 0, ld_multret(), 0) == LUA_OK
-        lua_pushboolean(T, ok ? 1 : 0)
-        rt.drainDeferred()
-        rt.release()
-        ld_frame_pop()
+        return try a.runtime.wait(a, SyncItemWait(queue: q, item: item, barrier: barrier))
     }
 
     /// `dispatch.concurrent_perform(n, fn)`: iterations take turns on the interpreter.

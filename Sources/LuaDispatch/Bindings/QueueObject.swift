@@ -70,32 +70,41 @@ final class QueueObject: @unchecked Sendable {
         chain.contains { $0.suspensions.load(ordering: .relaxed) > 0 || $0.inactive.load(ordering: .relaxed) }
     }
 
-    /// The reason a `sync` (or `barrier_sync`) onto this queue from the calling thread would
-    /// deadlock, or nil. Dispatch would hang or abort; the runtime raises this instead.
-    func syncDeadlock(barrier: Bool) -> String? {
+    /// The queue of this queue's target chain that the calling thread holds, so that no block
+    /// of this queue can start until the thread moves on: the main queue on the main thread, a
+    /// serial queue whose block the thread runs (directly or through a target), a concurrent
+    /// queue whose barrier it runs, or, for a `barrier`, a concurrent queue it runs any block of.
+    func heldByCallingThread(barrier: Bool) -> QueueObject? {
         let onMain = ld_thread_number() == 1
         let frames = ld_frame_count()
         var next: QueueObject? = self
         while let held = next {
             next = held.target
-            if held.kind == .main && onMain {
-                return held === self
-                    ? "sync onto the main queue '\(label)' from the main thread would deadlock"
-                    : "sync onto queue '\(label)' would deadlock: it targets the main queue '\(held.label)' and this is the main thread"
-            }
+            if held.kind == .main && onMain { return held }
             for i in 0..<frames {
                 let running = Unmanaged<QueueObject>.fromOpaque(ld_frame_queue(i)!).takeUnretainedValue()
                 let runningBarrier = ld_frame_barrier(i) != 0
                 let exclusive = !held.concurrent || (runningBarrier && running === held) || (barrier && held === self)
-                guard exclusive, running.chain.contains(where: { $0 === held }) else { continue }
-                if held === self {
-                    let kind = held.concurrent ? "concurrent" : "serial"
-                    return "sync onto \(kind) queue '\(label)' from a block running on it would deadlock"
-                }
-                return "sync onto queue '\(label)' would deadlock: it targets serial queue '\(held.label)', which is running the calling block"
+                if exclusive, running.chain.contains(where: { $0 === held }) { return held }
             }
         }
         return nil
+    }
+
+    /// The reason a `sync` (or `barrier_sync`) onto this queue from the calling thread would
+    /// deadlock, or nil. Dispatch would hang or abort; the runtime raises this instead.
+    func syncDeadlock(barrier: Bool) -> String? {
+        guard let held = heldByCallingThread(barrier: barrier) else { return nil }
+        if held.kind == .main && ld_thread_number() == 1 {
+            return held === self
+                ? "sync onto the main queue '\(label)' from the main thread would deadlock"
+                : "sync onto queue '\(label)' would deadlock: it targets the main queue '\(held.label)' and this is the main thread"
+        }
+        if held === self {
+            let kind = held.concurrent ? "concurrent" : "serial"
+            return "sync onto \(kind) queue '\(label)' from a block running on it would deadlock"
+        }
+        return "sync onto queue '\(label)' would deadlock: it targets serial queue '\(held.label)', which is running the calling block"
     }
 }
 

@@ -6,27 +6,7 @@ import Dispatch
 import Glibc
 #endif
 
-/// `dispatch.once(fn)`: the callable runs `fn` once, whichever thread calls first; every
-/// caller gets its results (or its error). State changes happen under the interpreter lock.
-final class OnceObject: @unchecked Sendable {
-    enum State {
-        case idle
-        case running(thread: Int32)
-        case done(ok: Bool, results: Int32)
-    }
-
-    let fn: LuaRef
-    var state = State.idle
-    let finished = DispatchGroup()
-
-    init(_ fn: LuaRef) { self.fn = fn }
-
-    deinit {
-        if case .done(_, let results) = state { fn.runtime.deferUnref(results) }
-    }
-}
-
-/// Threads, sleeping, once, process control and the uncaught-error handler.
+/// Threads, sleeping, process control and the uncaught-error handler.
 enum ThreadBinding {
     static func install(_ m: inout ModuleSpec) {
         m.function("thread") { a throws(LuaError) in
@@ -68,26 +48,9 @@ enum ThreadBinding {
         m.function("sleep") { a throws(LuaError) in
             let s = try a.number(1)
             guard !s.isNaN, s >= 0 else { throw .argument(1, "seconds must be >= 0") }
-            let ns = Deadline.nanos(s)
-            a.runtime.unlocked {
-                var t = timespec(tv_sec: Int(ns / 1_000_000_000), tv_nsec: Int(ns % 1_000_000_000))
-                var left = timespec()
-                while nanosleep(&t, &left) == -1 && errno == EINTR { t = left }
-            }
-            return 0
+            return try a.runtime.wait(a, SleepWait(nanos: Deadline.nanos(s)))
         }
-        m.function("once") { a throws(LuaError) in
-            try a.function(1)
-            a.runtime.objects.push(a.L, OnceObject(LuaRef(a.runtime, a.ref(1))), .once)
-            return 1
-        }
-        var once = ObjectType(.once)
-        once.meta("__call") { a throws(LuaError) in try callOnce(a) }
-        once.meta("__tostring") { a throws(LuaError) in
-            Lua.push(a.L, "dispatch.once")
-            return 1
-        }
-        m.types.append(once)
+        OnceBinding.install(&m)
         m.function("exit") { a throws(LuaError) in
             let code: Int32
             switch a.type(1) {
@@ -123,47 +86,29 @@ enum ThreadBinding {
             return 1
         }
     }
+}
 
-    private static func callOnce(_ a: Args) throws(LuaError) -> Int32 {
-        let L = a.L, rt = a.runtime
-        let once: OnceObject = try a.object(1, .once)
-        let me = ld_thread_number()
-        while true {
-            switch once.state {
-            case .idle:
-                once.state = .running(thread: me)
-                once.finished.enter()
-                let base = lua_gettop(L)
-                lua_rawgeti(L, ld_registryindex(), lua_Integer(once.fn.ref))
-                let ok = ld_pcall(L, 0, ld_multret(), 0) == LUA_OK
-                let n = lua_gettop(L) - base
-                lua_createtable(L, n, 1)
-                for i in 0..<n {
-                    lua_pushvalue(L, base + 1 + i)
-                    lua_rawseti(L, -2, lua_Integer(i + 1))
-                }
-                lua_pushinteger(L, lua_Integer(n))
-                Lua.setField(L, -2, "n")
-                once.state = .done(ok: ok, results: luaL_ref(L, ld_registryindex()))
-                once.finished.leave()
-                if !ok { throw .raise }
-                return n
-            case .running(let thread):
-                if thread == me { throw .message("recursive call of a dispatch.once function") }
-                rt.unlocked { once.finished.wait() }
-            case .done(let ok, let results):
-                lua_rawgeti(L, ld_registryindex(), lua_Integer(results))
-                let t = lua_gettop(L)
-                _ = Lua.getField(L, t, "n")
-                let n = Int32(lua_tointegerx(L, -1, nil))
-                ld_pop(L, 1)
-                guard lua_checkstack(L, n) != 0 else { throw .message("once: too many results") }
-                for i in 0..<n { lua_rawgeti(L, t, lua_Integer(i + 1)) }
-                if !ok { throw .raise }
-                return n
-            }
-        }
+/// `dispatch.sleep(seconds)`: nanosleep, or a Dispatch timer inside a task.
+struct SleepWait: Waitable {
+    let nanos: Int64
+
+    var kind: String { "sleep" }
+    static var blocksNatively: Bool { true }
+
+    func block(_ timeout: Deadline) -> Bool {
+        var t = timespec(tv_sec: Int(nanos / 1_000_000_000), tv_nsec: Int(nanos % 1_000_000_000))
+        var left = timespec()
+        while nanosleep(&t, &left) == -1 && errno == EINTR { t = left }
+        return true
     }
+
+    func arm(_ waiter: Waiter) {
+        let deadline = DispatchTime(uptimeNanoseconds: UInt64(Deadline.clamp(Deadline.now() + nanos)))
+        let (q, end) = waiter.delivery()
+        q.asyncAfter(deadline: deadline, execute: end)
+    }
+
+    func results(_ a: Args, _ outcome: WaitOutcome) throws(LuaError) -> Int32 { 0 }
 }
 
 /// Signal names as `dispatch.kill` and signal sources take them.

@@ -41,10 +41,10 @@ final class WorkItemObject: @unchecked Sendable {
     }
 
     /// Registers `work` to run after the item completes; refused once the item ran twice.
-    func notify(_ q: QueueObject, _ work: @escaping @Sendable () -> Void) -> Bool {
+    func notify(_ q: DispatchQueue, _ work: @escaping @Sendable () -> Void) -> Bool {
         withGate { g in
             guard g.runs <= 1 else { return false }
-            item.notify(queue: q.queue, execute: work)
+            item.notify(queue: q, execute: work)
             return true
         }
     }
@@ -108,27 +108,14 @@ enum WorkItemBinding {
         t.method("wait") { a throws(LuaError) in
             let item: WorkItemObject = try a.object(1, .workItem)
             let timeout = try Deadline.timeout(a, 2)
-            // dispatch_block_wait aborts on a second wait and on any run after a wait, so the
-            // wait is a notify (allowed while the item ran at most once) plus a semaphore.
-            let done = DispatchSemaphore(value: 0)
-            let refusal: String? = item.withGate { g in
-                if g.waiting { return "a second concurrent wait on one work item" }
-                if g.runs > 1 { return "wait on a work item that ran more than once" }
-                g.waiting = true
-                item.item.notify(queue: .global()) { done.signal() }
-                return nil
-            }
-            if let refusal { throw .message(refusal) }
-            let ok = a.runtime.unlocked { Waits.wait(done, timeout) }
-            item.withGate { $0.waiting = false }
-            return Waits.push(a.L, ok)
+            return try a.runtime.wait(a, ItemWait(item: item), timeout: timeout)
         }
         t.method("notify") { a throws(LuaError) in
             let item: WorkItemObject = try a.object(1, .workItem)
             let q: QueueObject = try a.object(2, .queue)
             let work = try QueueBinding.block(a, q, 3, barrier: false, queued: false)
             a.runtime.workAdded()
-            guard item.notify(q, work) else {
+            guard item.notify(q.queue, work) else {
                 a.runtime.workDone()
                 throw .message("notify on a work item that ran more than once")
             }
@@ -143,28 +130,28 @@ enum WorkItemBinding {
     }
 }
 
-/// Waiting with the runtime's timeouts, and the `true` / `false, "timeout"` convention.
-enum Waits {
-    static func wait(_ s: DispatchSemaphore, _ timeout: Deadline) -> Bool {
-        switch timeout {
-        case .forever: s.wait(); return true
-        case .time(let t): return s.wait(timeout: t) == .success
-        case .wall(let w): return s.wait(wallTimeout: w) == .success
+/// `item:wait([timeout])`. dispatch_block_wait aborts on a second wait and on any run after a
+/// wait, so the wait is a notify (allowed while the item ran at most once), in a task or not.
+struct ItemWait: Waitable {
+    let item: WorkItemObject
+
+    var kind: String { "work_item" }
+
+    func begin() throws(LuaError) {
+        let refusal: String? = item.withGate { g in
+            if g.waiting { return "a second concurrent wait on one work item" }
+            if g.runs > 1 { return "wait on a work item that ran more than once" }
+            g.waiting = true
+            return nil
         }
+        if let refusal { throw .message(refusal) }
     }
 
-    static func wait(_ g: DispatchGroup, _ timeout: Deadline) -> Bool {
-        switch timeout {
-        case .forever: g.wait(); return true
-        case .time(let t): return g.wait(timeout: t) == .success
-        case .wall(let w): return g.wait(wallTimeout: w) == .success
-        }
+    func arm(_ waiter: Waiter) {
+        // Refused only if the item ran twice since `begin`: then it has completed.
+        let (q, end) = waiter.delivery()
+        if !item.notify(q, end) { waiter.finish(.done) }
     }
 
-    static func push(_ L: OpaquePointer, _ ok: Bool) -> Int32 {
-        lua_pushboolean(L, ok ? 1 : 0)
-        if ok { return 1 }
-        Lua.push(L, "timeout")
-        return 2
-    }
+    func end(_ outcome: WaitOutcome) { item.withGate { $0.waiting = false } }
 }

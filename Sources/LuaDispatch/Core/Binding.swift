@@ -181,4 +181,33 @@ enum Lua {
         push(L, key)
         return lua_rawget(L, t)
     }
+
+    /// Pushes a table `{n = count, ...}` of the `count` values from `first` on (kept results).
+    static func pack(_ L: OpaquePointer, from first: Int32, count: Int32) {
+        lua_createtable(L, count, 1)
+        for i in 0..<max(0, count) {
+            lua_pushvalue(L, first + i)
+            lua_rawseti(L, -2, lua_Integer(i + 1))
+        }
+        lua_pushinteger(L, lua_Integer(count))
+        setField(L, -2, "n")
+    }
+
+    /// Pushes the values of the `pack`ed table at registry `ref`; returns how many, or nil when
+    /// the stack cannot hold them.
+    static func unpack(_ L: OpaquePointer, ref: Int32) -> Int32? {
+        lua_rawgeti(L, ld_registryindex(), lua_Integer(ref))
+        let t = lua_gettop(L)
+        _ = getField(L, t, "n")
+        let n = Int32(lua_tointegerx(L, -1, nil))
+        lua_settop(L, t)
+        guard lua_checkstack(L, n + 1) != 0 else {
+            lua_settop(L, t - 1)
+            return nil
+        }
+        for i in 0..<n { lua_rawgeti(L, t, lua_Integer(i + 1)) }
+        lua_rotate(L, t, -1)
+        lua_settop(L, -2)
+        return n
+    }
 }

@@ -57,6 +57,7 @@ enum Module {
         FDBinding.install(&m)
         HTTPBinding.install(&m)
         ConcurrentMapBinding.install(&m)
+        TaskBinding.install(&m)
         return (m, gc, hostCall, loadPreloaded)
     }()
 

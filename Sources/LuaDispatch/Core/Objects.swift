@@ -3,7 +3,7 @@ import CLuaShim
 
 /// The userdata types the `dispatch` module hands to Lua.
 enum ObjectKind: Int, CaseIterable {
-    case queue, group, semaphore, workItem, specificKey, once, time, walltime, source, io, data
+    case queue, group, semaphore, workItem, specificKey, once, time, walltime, source, io, data, task, resumer
 
     var typeName: String {
         switch self {
@@ -18,6 +18,8 @@ enum ObjectKind: Int, CaseIterable {
         case .source: "dispatch.source"
         case .io: "dispatch.io"
         case .data: "dispatch.data"
+        case .task: "dispatch.task"
+        case .resumer: "dispatch.resumer"
         }
     }
 }

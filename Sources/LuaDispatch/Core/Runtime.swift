@@ -30,6 +30,8 @@ public final class Runtime: @unchecked Sendable {
     // State below changes only under the interpreter lock, which is what makes it exclusive:
     // Swift's dynamic exclusivity checks on these hot paths would only cost time.
     @exclusivity(unchecked) private var pool: [OpaquePointer] = []
+    /// Every thread `takeThread` made (pooled or in use), as opposed to coroutines.
+    @exclusivity(unchecked) private var pooledThreads = Set<OpaquePointer>()
     @exclusivity(unchecked) private var anchorsRef: Int32 = LUA_NOREF
     private let deferredRefs = Mutex<[Int32]>([])
     private let hasDeferredRefs = Atomic<Bool>(false)
@@ -40,6 +42,11 @@ public final class Runtime: @unchecked Sendable {
     let queues = QueueRegistry()
     /// Group enters not yet left, over every live group, for the report of outstanding work.
     let openGroupEnters = OpenGroupEnters()
+    /// Tasks not finished yet, and who started them.
+    let tasks = TaskRegistry()
+    /// The waiter the main thread is parked on, and whether its waits park (see `Waiting.swift`).
+    let mainThreadWaiter = Mutex<ParkedWaiter?>(nil)
+    let parksMainThreadWaits = Atomic<Bool>(false)
     /// The runtime's view of `DispatchQueue.main` and the global queues.
     private(set) var mainQueue: QueueObject!
     var globalQueues: [String: QueueObject] = [:]
@@ -101,7 +108,8 @@ public final class Runtime: @unchecked Sendable {
     }
 
     /// Tears the interpreter down: waits for blocks that are running Lua to finish, makes
-    /// blocks that have not started yet do nothing, releases queues it suspended or left
+    /// blocks that have not started yet do nothing, ends suspended tasks (each counts as
+    /// outstanding work until then; their to-be-closed variables are not closed), releases queues it suspended or left
     /// inactive, and closes the Lua state (running every `__gc`). Idempotent. Call it from
     /// outside Lua (not from a host function or a block).
     public func close() {
@@ -115,9 +123,11 @@ public final class Runtime: @unchecked Sendable {
             usleep(1000)
             acquire()
         }
+        closeTasks()
         hostFunctions.removeAll()
         errorHandlerRef = LUA_NOREF
         pool.removeAll()
+        pooledThreads.removeAll()
         lua_close(L)
         // Queued blocks still hold their queues: let Dispatch run them (as no-ops) and free them.
         // The main queue too: the host keeps using it after this interpreter is gone.
@@ -213,10 +223,15 @@ public final class Runtime: @unchecked Sendable {
         lua_rawset(admin, -3)
         lua_settop(admin, 0)
         lua_pushcclosure(T, ld_msgh, 0)
+        pooledThreads.insert(T)
         return T
     }
 
+    /// Whether `L` is a thread of the pool (running a block, handler or chunk), not a coroutine.
+    func isPooledThread(_ L: OpaquePointer) -> Bool { pooledThreads.contains(L) }
+
     func giveBack(_ T: OpaquePointer) {
+        endTaskOwner(T)
         lua_settop(T, 1)
         pool.append(T)
     }

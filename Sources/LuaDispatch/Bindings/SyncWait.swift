@@ -1,0 +1,136 @@
+import CLua
+import CLuaShim
+import Dispatch
+
+/// `q:sync(fn)`: `fn` runs on a pooled Lua thread of its own as a block of `q`, through
+/// `DispatchQueue.sync` on the calling thread, or, inside a task, submitted asynchronously while
+/// the task is suspended. Its results (or its error) then move to the caller's stack. The
+/// caller's own stack is never touched by another OS thread.
+struct SyncWait: Waitable {
+    let runtime: Runtime
+    let L: OpaquePointer
+    let queue: QueueObject
+    /// The function's index on the caller's stack.
+    let function: Int32
+    let barrier: Bool
+    /// The thread the function runs on, from `begin` on.
+    private var T: OpaquePointer?
+
+    init(runtime: Runtime, L: OpaquePointer, queue: QueueObject, function: Int32, barrier: Bool) {
+        self.runtime = runtime
+        self.L = L
+        self.queue = queue
+        self.function = function
+        self.barrier = barrier
+    }
+
+    var kind: String { "sync" }
+    static var blocksNatively: Bool { true }
+    static var canPark: Bool { false }
+    func blockingRefusal() -> String? { queue.syncDeadlock(barrier: barrier) }
+
+    @inline(__always) mutating func begin() throws(LuaError) {
+        let T = runtime.takeThread()
+        lua_pushvalue(L, function)
+        lua_xmove(L, T, 1)
+        self.T = T
+    }
+
+    @inline(__always) func block(_ timeout: Deadline) -> Bool {
+        let rt = runtime, T = T!, frameQueue = Unmanaged.passUnretained(queue).toOpaque()
+        // Closure literals passed straight to the plain `sync` forms stay on the stack; the
+        // generic and flags-taking forms, or a stored closure, would allocate per call.
+        if barrier {
+            queue.queue.sync(flags: .barrier) { Self.run(rt, T, frameQueue, 1) }
+        } else {
+            queue.queue.sync { Self.run(rt, T, frameQueue, 0) }
+        }
+        return true
+    }
+
+    func arm(_ waiter: Waiter) {
+        let rt = runtime, q = queue, frameBarrier: Int32 = barrier ? 1 : 0
+        nonisolated(unsafe) let T = T!  // used under the interpreter lock only
+        q.queued.wrappingAdd(1, ordering: .relaxed)
+        q.queue.async(flags: barrier ? .barrier : []) {
+            q.queued.wrappingSubtract(1, ordering: .relaxed)
+            guard rt.enterLua() else { return }  // closed: the waiter ended as `.closed`
+            _ = ld_frame_push(Unmanaged.passUnretained(q).toOpaque(), frameBarrier)
+            let ok = ld_pcall(T, 0, ld_multret(), 0) == LUA_OK
+            lua_pushboolean(T, ok ? 1 : 0)
+            // A task cancelled meanwhile no longer wants the results: the thread goes back here.
+            if !waiter.finish(.done) { rt.giveBack(T) }
+            ld_frame_pop()
+            rt.leaveLua()
+        }
+    }
+
+    /// The body of a blocking sync: runs the function on `T`, then pushes whether it succeeded.
+    private static func run(_ rt: Runtime, _ T: OpaquePointer, _ frameQueue: UnsafeMutableRawPointer, _ frameBarrier: Int32) {
+        _ = ld_frame_push(frameQueue, frameBarrier)
+        rt.acquire()
+        let ok = ld_pcall(T, 0, ld_multret(), 0) == LUA_OK
+        lua_pushboolean(T, ok ? 1 : 0)
+        rt.drainDeferred()
+        rt.release()
+        ld_frame_pop()
+    }
+
+    @inline(__always) func results(_ a: Args, _ outcome: WaitOutcome) throws(LuaError) -> Int32 {
+        let rt = runtime, T = T!
+        let ok = lua_toboolean(T, -1) != 0
+        ld_pop(T, 1)
+        let n = lua_gettop(T) - 1
+        if !ok {
+            lua_xmove(T, L, 1)
+            rt.giveBack(T)
+            throw .raise
+        }
+        guard lua_checkstack(L, n + 1) != 0 else {
+            rt.giveBack(T)
+            throw .message("sync: too many results (\(n))")
+        }
+        lua_xmove(T, L, n)
+        rt.giveBack(T)
+        return n
+    }
+}
+
+/// `q:sync(item)`: the item runs as a block of `q`, like a function (without results).
+struct SyncItemWait: Waitable {
+    let queue: QueueObject
+    let item: WorkItemObject
+    let barrier: Bool
+
+    var kind: String { "sync" }
+    static var blocksNatively: Bool { true }
+    static var canPark: Bool { false }
+    func blockingRefusal() -> String? { queue.syncDeadlock(barrier: barrier) }
+
+    private var flags: DispatchWorkItemFlags { barrier ? item.flags.union(.barrier) : item.flags }
+
+    func block(_ timeout: Deadline) -> Bool {
+        let frameQueue = Unmanaged.passUnretained(queue).toOpaque(), item = item
+        let frameBarrier: Int32 = flags.contains(.barrier) ? 1 : 0
+        queue.queue.sync(flags: flags) {
+            _ = ld_frame_push(frameQueue, frameBarrier)
+            item.run()
+            ld_frame_pop()
+        }
+        return true
+    }
+
+    func arm(_ waiter: Waiter) {
+        let q = queue, item = item, frameBarrier: Int32 = flags.contains(.barrier) ? 1 : 0
+        q.queued.wrappingAdd(1, ordering: .relaxed)
+        q.queue.async(flags: flags) {
+            q.queued.wrappingSubtract(1, ordering: .relaxed)
+            _ = ld_frame_push(Unmanaged.passUnretained(q).toOpaque(), frameBarrier)
+            item.run()
+            ld_frame_pop()
+            waiter.finish(.done)
+        }
+    }
+
+    func results(_ a: Args, _ outcome: WaitOutcome) throws(LuaError) -> Int32 { 0 }
+}
