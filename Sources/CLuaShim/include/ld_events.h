@@ -1,0 +1,25 @@
+#ifndef LD_EVENTS_H
+#define LD_EVENTS_H
+
+/// Makes sure a process-directed `sig` is never discarded before libdispatch watches it. When
+/// the signal has no handler (default action or ignored), installs the runtime's forwarding
+/// handler: a thread that catches the signal blocks it from then on and sends it to the process
+/// again, so it ends up pending for the process, where libdispatch's signalfd reads it. A
+/// handler already installed (libdispatch's own, which forwards the same way, or the
+/// program's) is left alone. 0, or an errno.
+int ld_signal_forward(int sig);
+
+/// Whether the runtime's forwarding handler is installed for `sig` (for tests).
+int ld_signal_forwarding(int sig);
+
+/// Whether `sig` is blocked in the calling thread.
+int ld_signal_blocked_here(int sig);
+
+/// Readiness of `fd` right now, without waiting: bit 1 readable (data or end of file), bit 2
+/// hang-up or error reported, bit 4 bytes queued (FIONREAD > 0). -1 + errno if not open.
+int ld_fd_probe(int fd);
+
+/// fcntl(fd, F_DUPFD_CLOEXEC, 3): the runtime's own copy of a descriptor; -1 + errno.
+int ld_dup_cloexec(int fd);
+
+#endif
