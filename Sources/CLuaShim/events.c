@@ -71,3 +71,25 @@ int ld_fd_probe(int fd) {
 }
 
 int ld_dup_cloexec(int fd) { return fcntl(fd, F_DUPFD_CLOEXEC, 3); }
+
+// MARK: hang-up reports (HangupWatcher.swift)
+
+#include <sys/epoll.h>
+
+int ld_hup_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
+
+int ld_hup_arm(int epfd, int fd, uint64_t token, int modify) {
+    struct epoll_event ev = {.events = EPOLLONESHOT, .data = {.u64 = token}};
+    return epoll_ctl(epfd, modify ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &ev);
+}
+
+int ld_hup_remove(int epfd, int fd) { return epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL); }
+
+int ld_hup_collect(int epfd, uint64_t *tokens, int max) {
+    struct epoll_event ev[16];
+    if (max > 16) max = 16;
+    int n;
+    do { n = epoll_wait(epfd, ev, max, 0); } while (n < 0 && errno == EINTR);
+    for (int i = 0; i < n; i++) tokens[i] = ev[i].data.u64;
+    return n;
+}

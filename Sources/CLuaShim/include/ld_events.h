@@ -22,4 +22,16 @@ int ld_fd_probe(int fd);
 /// fcntl(fd, F_DUPFD_CLOEXEC, 3): the runtime's own copy of a descriptor; -1 + errno.
 int ld_dup_cloexec(int fd);
 
+#include <stdint.h>
+
+/// An epoll instance for hang-up reports (close-on-exec); -1 + errno.
+int ld_hup_create(void);
+/// Adds (`modify` 0) or re-arms (`modify` 1) `fd` with no events but EPOLLONESHOT: only hang-up
+/// and error are reported, once. 0, or -1 + errno.
+int ld_hup_arm(int epfd, int fd, uint64_t token, int modify);
+/// Removes `fd`. 0, or -1 + errno.
+int ld_hup_remove(int epfd, int fd);
+/// Collects up to `max` reported tokens without waiting; their count, or -1 + errno.
+int ld_hup_collect(int epfd, uint64_t *tokens, int max);
+
 #endif

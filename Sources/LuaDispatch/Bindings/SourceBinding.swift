@@ -49,9 +49,14 @@ enum SourceBinding {
             // libdispatch registers descriptors with epoll; one that epoll refuses (/dev/null and
             // other such devices: EPERM) would make a source that silently never fires.
             if let refusal = Readiness.refusal(fd) { return Errno.pushFailure(a.L, refusal, context: "fd \(fd)") }
+            switch WatchedDescriptor.duplicate(fd) {
+            case .failure(let e): return Errno.pushFailure(a.L, e.code, context: "fd \(fd)")
+            case .success(let w): watcher = w
+            }
+            let own = watcher!.fd
             source = kind == .read
-                ? DispatchSource.makeReadSource(fileDescriptor: fd, queue: q.queue)
-                : DispatchSource.makeWriteSource(fileDescriptor: fd, queue: q.queue)
+                ? DispatchSource.makeReadSource(fileDescriptor: own, queue: q.queue)
+                : DispatchSource.makeWriteSource(fileDescriptor: own, queue: q.queue)
             handle = .number(Int(fd))
         case .data_add: source = DispatchSource.makeUserDataAddSource(queue: q.queue)
         case .data_or: source = DispatchSource.makeUserDataOrSource(queue: q.queue)
