@@ -68,7 +68,7 @@ void ld_push_binding(lua_State *L, int id);
 /// Same, with the `n` values on top of the stack as upvalues 2...n+1 (popped).
 void ld_push_binding_n(lua_State *L, int id, int n);
 
-/// A message handler for lua_pcall: turns an error into {message string, traceback, original}.
+/// lua.c's message handler: a string with a traceback appended (see ErrorValue.swift).
 int ld_msgh(lua_State *L);
 
 /// An __index function: upvalue 1 is a methods table, upvalue 2 a getter function or nil.
