@@ -35,6 +35,10 @@ public final class Runtime: @unchecked Sendable {
     @exclusivity(unchecked) private var pooledThreads = Set<OpaquePointer>()
     /// Whether a chunk runs on the main Lua thread `L` now.
     @exclusivity(unchecked) private var mainLuaThreadBusy = false
+    /// The same, readable without the lock (for Ctrl-C).
+    let mainChunkRunning = Atomic<Bool>(false)
+    /// Ctrl-C's eventfd watcher and the host's action for a SIGINT outside any chunk.
+    let interruption = Mutex<(watcher: Interruption, whenIdle: @Sendable () -> Void)?>(nil)
     @exclusivity(unchecked) private var anchorsRef: Int32 = LUA_NOREF
     private let deferredRefs = Mutex<[Int32]>([])
     private let hasDeferredRefs = Atomic<Bool>(false)
@@ -80,7 +84,8 @@ public final class Runtime: @unchecked Sendable {
 
     /// Creates an interpreter with `libraries` open and `dispatch` preloaded
     /// (`require("dispatch")`; without the package library, also the global `dispatch`).
-    public init(libraries: LuaLibraries = .all) {
+    /// `ignoreEnvironment` is `lua -E`: the package library ignores LUA_PATH and LUA_CPATH.
+    public init(libraries: LuaLibraries = .all, ignoreEnvironment: Bool = false) {
         L = luaL_newstate()
         lock = ld_lock_new()
         admin = lua_newthread(L)
@@ -89,6 +94,10 @@ public final class Runtime: @unchecked Sendable {
         ld_extraspace(admin).pointee = Unmanaged.passUnretained(self).toOpaque()
         _ = ld_thread_number()
         acquire()
+        if ignoreEnvironment {
+            lua_pushboolean(L, 1)
+            Lua.setField(L, ld_registryindex(), "LUA_NOENV")
+        }
         lua_pushcclosure(L, ld_openlibs, 0)
         lua_pushinteger(L, lua_Integer(libraries.rawValue))
         _ = ld_pcall(L, 1, 0, 0)
@@ -134,6 +143,7 @@ public final class Runtime: @unchecked Sendable {
         errorHandlerRef = LUA_NOREF
         pool.removeAll()
         pooledThreads.removeAll()
+        interruption.withLock { $0?.watcher.stop(); $0 = nil }
         lua_close(L)
         // Queued blocks still hold their queues: let Dispatch run them (as no-ops) and free them.
         // The main queue too: the host keeps using it after this interpreter is gone.
@@ -241,6 +251,7 @@ public final class Runtime: @unchecked Sendable {
         if T == L {
             lua_settop(T, 0)
             mainLuaThreadBusy = false
+            mainChunkRunning.store(false, ordering: .releasing)
         } else {
             lua_settop(T, 1)
             pool.append(T)
@@ -252,6 +263,7 @@ public final class Runtime: @unchecked Sendable {
     func takeThreadForHost() -> OpaquePointer {
         guard ld_is_main_thread() != 0, !mainLuaThreadBusy, !isClosed else { return takeThread() }
         mainLuaThreadBusy = true
+        mainChunkRunning.store(true, ordering: .releasing)
         lua_settop(L, 0)
         lua_pushcclosure(L, ld_msgh, 0)
         return L

@@ -89,6 +89,24 @@ extension Runtime {
         }
     }
 
+    /// Runs `body` on the main Lua thread, from the main OS thread, with the interpreter held
+    /// and an empty stack (the CLI runs lua.c's driver this way). `body` must not let a Lua
+    /// error escape (call Lua in protected mode).
+    package func withMainLuaThread<T>(_ body: (OpaquePointer) -> T) -> T {
+        acquire()
+        defer { release() }
+        running.wrappingAdd(1, ordering: .relaxed)
+        defer { running.wrappingSubtract(1, ordering: .relaxed) }
+        let T = takeThreadForHost()
+        precondition(T == L, "withMainLuaThread: call it from the main thread, outside Lua")
+        defer {
+            giveBack(T)
+            drainDeferred()
+        }
+        lua_settop(T, 0)
+        return body(T)
+    }
+
     /// Calls, from a host thread, the function `prepare` pushes (followed by the argument count
     /// it returns) and returns its results. On the main OS thread it runs on the main Lua thread
     /// (as `lua` runs its script); elsewhere each call gets its own pooled Lua thread, so that
