@@ -25,15 +25,21 @@ static void forward(int sig, siginfo_t *info, void *context) {
 }
 
 static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
+static volatile sig_atomic_t watched[65];
+
+int ld_signal_watched(int sig) { return sig > 0 && sig < 65 && watched[sig]; }
 
 int ld_signal_forward(int sig) {
+    if (sig <= 0 || sig >= 65) return EINVAL;
     pthread_mutex_lock(&install_lock);
+    watched[sig] = 1;
     struct sigaction current;
     int result = 0;
     if (sigaction(sig, NULL, &current) != 0) {
         result = errno;
     } else if (!(current.sa_flags & SA_SIGINFO)
-               && (current.sa_handler == SIG_DFL || current.sa_handler == SIG_IGN)) {
+               && (current.sa_handler == SIG_DFL || current.sa_handler == SIG_IGN
+                   || current.sa_handler == ld_interrupt_handler())) {
         struct sigaction sa = {0};
         sa.sa_sigaction = forward;
         sa.sa_flags = SA_SIGINFO | SA_RESTART;

@@ -3,6 +3,7 @@
 // runs no instruction, so the handler also writes to an eventfd that the runtime watches.
 #define _GNU_SOURCE
 #include "luashim.h"
+#include "ld_events.h"
 
 #include <signal.h>
 #include <stdint.h>
@@ -13,6 +14,7 @@ static lua_State *volatile interrupt_L;
 static volatile int interrupt_fd = -1;
 
 static void setsignal(int sig, void (*handler)(int)) {
+    if (ld_signal_watched(sig)) return;  // a signal source owns it now (events.c)
     struct sigaction sa;
     sa.sa_handler = handler;
     sa.sa_flags = 0;
@@ -36,6 +38,8 @@ static void laction(int i) {
         (void)n;
     }
 }
+
+void (*ld_interrupt_handler(void))(int) { return laction; }
 
 void ld_interrupt_set_fd(int fd) { interrupt_fd = fd; }
 

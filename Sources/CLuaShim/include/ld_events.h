@@ -9,6 +9,13 @@
 /// program's) is left alone. 0, or an errno.
 int ld_signal_forward(int sig);
 
+/// Whether a signal source has watched `sig` in this process: the CLI's Ctrl-C handling
+/// (interrupt.c) then leaves the signal to the source.
+int ld_signal_watched(int sig);
+
+/// The CLI's Ctrl-C handler (interrupt.c), which a signal source for SIGINT replaces.
+void (*ld_interrupt_handler(void))(int);
+
 /// Whether the runtime's forwarding handler is installed for `sig` (for tests).
 int ld_signal_forwarding(int sig);
 
