@@ -88,3 +88,35 @@ final class SourceEOFTests: XCTestCase {
         XCTAssertEqual(out, ["300 true 301"])
     }
 }
+
+/// Pipe channels next to sources, with descriptors closed as early as a careless script does.
+final class PipeChannelTests: XCTestCase {
+    func testPipeChannelReadsCompleteWithEarlyClosesAndNumberReuse() {
+        let out = IOHarness().run("""
+            local q = dispatch.queue("io")
+            local tick = dispatch.source.timer{interval = 0.001, queue = dispatch.queue("tick"), handler = function() end}
+            tick:resume()
+            local ok, lost, bytes = 0, 0, 0
+            for i = 1, 300 do
+              local a, b = dispatch.fd.pipe()
+              local rs = dispatch.source.read{fd = a, queue = q, handler = function() end}
+              rs:resume(); rs:cancel(); dispatch.fd.close(a); dispatch.fd.close(b)
+              local r, w = dispatch.fd.pipe()
+              local done = dispatch.semaphore(0)
+              local ch = dispatch.io{fd = r, queue = q}
+              ch:read(0, 11, q, function(finished, data, err)
+                if data then bytes = bytes + #data end
+                if finished then done:signal() end
+              end)
+              dispatch.fd.write(w, "hello world")
+              dispatch.fd.close(w)
+              if done:wait(5) then ok = ok + 1 else lost = lost + 1 end
+              ch:close()
+              dispatch.fd.close(r)                 -- before the channel's cleanup ran
+            end
+            tick:cancel()
+            t.emit(ok, lost, bytes)
+            """)
+        XCTAssertEqual(out, ["300 0 3300"])
+    }
+}
