@@ -172,7 +172,9 @@ final class ScenarioTests: XCTestCase {
         ] {
             let r = try CLI.run(arguments)
             XCTAssertEqual(r.status, 1, "\(arguments)")
-            XCTAssertTrue(r.stderr.hasPrefix(message + "\n"), "\(arguments): \(r.stderr)")
+            // Messages start with the program name as it was started (as `lua`'s do).
+            let stderr = r.stderr.replacingOccurrences(of: CLI.binary.path, with: "luadispatch")
+            XCTAssertTrue(stderr.hasPrefix(message + "\n"), "\(arguments): \(r.stderr)")
             XCTAssertEqual(r.stdout, "", "\(arguments)")
         }
     }
