@@ -23,7 +23,7 @@ let package = Package(
         .target(name: "CLuaCLI", dependencies: ["CLua", "CLuaShim"], linkerSettings: [.linkedLibrary("dl")]),
         // The release build links the Swift runtime statically: start-up is half as long.
         .executableTarget(name: "luadispatch", dependencies: ["LuaDispatch", "CLuaCLI"],
-                          linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]),
+                          linkerSettings: [.unsafeFlags(["-static-stdlib", "-Xclang-linker", "-no-pie"], .when(configuration: .release))]),
         // A Swift tool embedding the runtime (see docs/embedding.md).
         .executableTarget(name: "embed-example", dependencies: ["LuaDispatch"]),
         // The benchmark suite: each row measures Lua and native Swift Dispatch in the same run.
