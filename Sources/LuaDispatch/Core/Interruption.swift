@@ -23,7 +23,8 @@ final class Interruption: @unchecked Sendable {
         source.setEventHandler { [fd, weak rt] in
             var value: UInt64 = 0
             _ = read(fd, &value, 8)
-            guard let rt else { return }
+            // The hook may have raised "interrupted!" already (and the chunk ended since).
+            guard let rt, ld_interrupt_take() != 0 else { return }
             if !rt.interruptMainThreadWait() { rt.interruptedWhileIdle() }
         }
         ld_interrupt_set_fd(fd)
