@@ -142,6 +142,9 @@ int ld_interrupt_eventfd(void);
 int ld_interrupt_pending(lua_State *L);
 /// Clears a pending interruption on `L`; 1 when there was one.
 int ld_interrupt_clear(lua_State *L);
+/// 1 when a SIGINT arrived that neither the hook nor a wait has handled yet, and marks it
+/// handled: the eventfd's reader acts only on such a signal, so it never reports a Ctrl-C twice.
+int ld_interrupt_take(void);
 
 /// The main queue's eventfd (readable when the main queue has work), and running what is
 /// ready on it: how the main thread services the main queue without Foundation's run loop.

@@ -26,8 +26,9 @@ final class Interruption: @unchecked Sendable {
         source.setEventHandler { [fd, weak rt] in
             var value: UInt64 = 0
             _ = read(fd, &value, 8)
-            // Already delivered (the hook fired, or a wait consumed it): nothing left to end.
-            guard let rt, rt.interruptPending else { return }
+            // Already delivered (the hook raised "interrupted!", or a wait consumed it, and the
+            // chunk may have ended since): nothing left to end.
+            guard let rt, ld_interrupt_take() != 0 else { return }
             if !rt.interruptMainThreadWait() { rt.interruptedWhileIdle() }
         }
         ld_interrupt_set_fd(fd)
