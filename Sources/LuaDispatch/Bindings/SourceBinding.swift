@@ -30,6 +30,9 @@ enum SourceBinding {
         let spec = try parse(a, kind)
         let rt = a.runtime
         let q = spec.queue ?? rt.global(.default)
+        if [.read, .write, .file, .process].contains(kind), DescriptorWatcher.shared == nil {
+            return Errno.pushFailure(a.L, errno, context: "cannot watch descriptors")
+        }
         let source: DispatchSourceProtocol
         var handle = SourceObject.Handle.number(0)
         var watcher: WatchedDescriptor?

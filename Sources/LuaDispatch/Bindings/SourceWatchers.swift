@@ -39,7 +39,7 @@ class WatchedDescriptor: @unchecked Sendable {
             guard s.open else { return false }
             s.write = write
             s.ready = ready
-            s.token = DescriptorWatcher.shared.add(fd, write: write, ready)
+            s.token = DescriptorWatcher.shared?.add(fd, write: write, ready)
             s.alwaysReady = s.token == nil
             return s.alwaysReady
         }
@@ -51,7 +51,7 @@ class WatchedDescriptor: @unchecked Sendable {
         let always: (@Sendable () -> Void)? = state.withLock { s in
             guard s.open else { return nil }
             if s.alwaysReady { return s.ready }
-            if let token = s.token { DescriptorWatcher.shared.rearm(fd, token, write: s.write) }
+            if let token = s.token { DescriptorWatcher.shared!.rearm(fd, token, write: s.write) }
             return nil
         }
         always?()
@@ -61,7 +61,7 @@ class WatchedDescriptor: @unchecked Sendable {
         state.withLock { s in
             guard s.open else { return }
             s.open = false
-            if let token = s.token { DescriptorWatcher.shared.remove(fd, token) }
+            if let token = s.token { DescriptorWatcher.shared!.remove(fd, token) }
             s.ready = nil
             _ = Glibc.close(fd)
         }

@@ -20,16 +20,27 @@ import Glibc
 /// is itself watched by one Dispatch read source that is never cancelled. A report merges into
 /// the source's custom Dispatch source (`data_replace`), which runs the handler on its queue.
 final class DescriptorWatcher: @unchecked Sendable {
-    static let shared = DescriptorWatcher()
+    private static let instance = Mutex<DescriptorWatcher?>(nil)
+
+    /// The watcher, made on first use; nil with errno when its epoll instance cannot be created
+    /// (EMFILE: the process is out of descriptors), tried again next time.
+    static var shared: DescriptorWatcher? {
+        instance.withLock { w in
+            if w == nil {
+                let fd = ld_watch_create()
+                if fd >= 0 { w = DescriptorWatcher(epfd: fd) }
+            }
+            return w
+        }
+    }
 
     private let epfd: Int32
     private let queue = DispatchQueue(label: "org.luadispatch.descriptors", qos: .userInitiated)
     private let source: DispatchSourceRead
     private let entries = Mutex<(next: UInt64, ready: [UInt64: @Sendable () -> Void])>((1, [:]))
 
-    private init() {
-        epfd = ld_watch_create()
-        precondition(epfd >= 0, "epoll_create1 failed: \(errno)")
+    private init(epfd: Int32) {
+        self.epfd = epfd
         source = DispatchSource.makeReadSource(fileDescriptor: epfd, queue: queue)
         source.setEventHandler { [unowned self] in drain() }
         source.activate()
