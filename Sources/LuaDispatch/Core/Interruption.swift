@@ -31,6 +31,8 @@ final class Interruption: @unchecked Sendable {
             guard let rt, ld_interrupt_take() != 0 else { return }
             if !rt.interruptMainThreadWait() { rt.interruptedWhileIdle() }
         }
+        // The descriptor is closed only once libdispatch has let go of it (docs/reliability.md).
+        source.setCancelHandler { [fd] in close(fd) }
         ld_interrupt_set_fd(fd)
         source.resume()
     }
@@ -38,7 +40,6 @@ final class Interruption: @unchecked Sendable {
     func stop() {
         ld_interrupt_set_fd(-1)
         source.cancel()
-        close(fd)
     }
 }
 
