@@ -23,9 +23,10 @@ enum CLI {
     }
 
     static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
-                    timeout: TimeInterval = 120, directory: URL? = nil) throws -> CLIResult {
+                    timeout: TimeInterval = 120, directory: URL? = nil, executable: URL? = nil,
+                    started: ((Process) -> Void)? = nil) throws -> CLIResult {
         let p = Process()
-        p.executableURL = binary
+        p.executableURL = executable ?? binary
         p.arguments = arguments
         p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         p.currentDirectoryURL = directory ?? packageRoot
@@ -36,6 +37,7 @@ enum CLI {
         try p.run()
         if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
         try input.fileHandleForWriting.close()
+        started?(p)
         // Read both pipes while the child runs, so a full pipe cannot block it.
         let group = DispatchGroup()
         let collected = Collected()
@@ -46,7 +48,7 @@ enum CLI {
         while p.isRunning && Date() < deadline { usleep(10_000) }
         if p.isRunning {
             p.terminate()
-            XCTFail("luadispatch \(arguments) did not finish within \(timeout) s")
+            XCTFail("\(p.executableURL!.lastPathComponent) \(arguments) did not finish within \(timeout) s")
         }
         p.waitUntilExit()
         group.wait()
