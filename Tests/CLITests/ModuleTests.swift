@@ -22,8 +22,30 @@ enum StockLua {
     static func run(_ arguments: [String], timeout: TimeInterval = 60, started: ((Process) -> Void)? = nil) throws -> CLIResult {
         XCTAssertTrue(FileManager.default.fileExists(atPath: CLI.productsDirectory.appendingPathComponent("libLuaDispatchModule.so").path),
                       "the module is built by `swift build` (product LuaDispatchModule)")
-        return try CLI.run(arguments, timeout: timeout, executable: interpreter, started: started)
+        let environment = sanitizerRuntime.map { ["LD_PRELOAD": $0] } ?? [:]
+        return try CLI.run(arguments, environment: environment, timeout: timeout, executable: interpreter, started: started)
     }
+
+    /// In an AddressSanitizer build (scripts/sanitize/asan) the module needs the sanitizer's
+    /// runtime, which lua5.4 does not have: it is preloaded, so that the module runs checked too.
+    static let sanitizerRuntime: String? = {
+        guard dlsym(dlopen(nil, RTLD_NOW), "__asan_init") != nil,
+              // procfs files report size 0: read to the end instead of by size.
+              let data = FileHandle(forReadingAtPath: "/proc/self/maps")?.readDataToEndOfFile(),
+              case let maps = String(decoding: data, as: UTF8.self),
+              let line = maps.split(separator: "\n").first(where: { $0.hasSuffix("/libswiftCore.so") }),
+              let path = line.split(separator: " ").last
+        else { return nil }
+        // <toolchain>/usr/lib/swift/linux/libswiftCore.so -> <toolchain>/usr/lib/clang/*/lib/linux
+        let lib = URL(fileURLWithPath: String(path)).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("clang")
+        for version in (try? FileManager.default.contentsOfDirectory(atPath: lib.path)) ?? [] {
+            let so = lib.appendingPathComponent("\(version)/lib/linux/libclang_rt.asan-x86_64.so").path
+            if FileManager.default.fileExists(atPath: so) { return so }
+        }
+        XCTFail("no libclang_rt.asan-x86_64.so under \(lib.path)")
+        return nil
+    }()
 
     /// Runs `code` as a file under `lua5.4`, with the module on `package.cpath`.
     static func script(_ code: String, timeout: TimeInterval = 60, started: ((Process) -> Void)? = nil) throws -> CLIResult {
@@ -205,5 +227,38 @@ final class ModuleTests: XCTestCase {
             }
         XCTAssertEqual(r.stdout, "running\nfalse\tinterrupted!\n", r.stderr)
         XCTAssertEqual(r.status, 0)
+    }
+
+    /// The definitions check bites: a function dropped from the definitions, one defined but not
+    /// documented, and (with the module loaded) one the module lacks, each fail it.
+    func testTypesCheckFailsWhenDocsAndDefinitionsDisagree() throws {
+        let root = CLI.packageRoot
+        let check = root.appendingPathComponent("Tests/lua/check-types.lua").path
+        let ok = try StockLua.run(["-e", StockLua.cpath, check, root.path])
+        XCTAssertEqual(ok.status, 0, ok.stderr)
+        XCTAssertTrue(ok.stdout.contains("agree") && ok.stdout.contains("the loaded module"), ok.stdout)
+
+        let types = try String(contentsOf: root.appendingPathComponent("types/dispatch.lua"), encoding: .utf8)
+        let mutants: [(String, String, String)] = [
+            ("function dispatch.run(mode) end", "", "documented but not defined: dispatch.run"),
+            ("function semaphore:signal() end", "", "documented but not defined: dispatch.semaphore:signal"),
+            ("return dispatch", "function dispatch.frobnicate() end\nreturn dispatch", "defined but not documented: dispatch.frobnicate"),
+        ]
+        for (from, to, expected) in mutants {
+            XCTAssertTrue(types.contains(from), from)
+            let copy = FileManager.default.temporaryDirectory.appendingPathComponent("types-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: copy.appendingPathComponent("types"), withIntermediateDirectories: true)
+            try FileManager.default.copyItem(at: root.appendingPathComponent("docs"), to: copy.appendingPathComponent("docs"))
+            defer { try? FileManager.default.removeItem(at: copy) }
+            try types.replacingOccurrences(of: from, with: to)
+                .write(to: copy.appendingPathComponent("types/dispatch.lua"), atomically: false, encoding: .utf8)
+            let r = try StockLua.run([check, copy.path])
+            XCTAssertEqual(r.status, 1, expected)
+            XCTAssertTrue(r.stderr.contains(expected), r.stderr)
+        }
+        // A function the module has and neither the docs nor the definitions know.
+        let extra = try StockLua.run(["-e", StockLua.cpath + "; require('dispatch').secret = function() end", check, root.path])
+        XCTAssertEqual(extra.status, 1)
+        XCTAssertTrue(extra.stderr.contains("in the module but not defined: dispatch.secret"), extra.stderr)
     }
 }
