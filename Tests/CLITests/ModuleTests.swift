@@ -19,11 +19,12 @@ enum StockLua {
     /// What makes `require "dispatch"` find the module.
     static var cpath: String { "package.cpath = '\(moduleDirectory.path)/?.so;' .. package.cpath" }
 
-    static func run(_ arguments: [String], timeout: TimeInterval = 60, started: ((Process) -> Void)? = nil) throws -> CLIResult {
+    static func run(_ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 60,
+                    started: ((Process) -> Void)? = nil) throws -> CLIResult {
         XCTAssertTrue(FileManager.default.fileExists(atPath: CLI.productsDirectory.appendingPathComponent("libLuaDispatchModule.so").path),
                       "the module is built by `swift build` (product LuaDispatchModule)")
-        let environment = sanitizerRuntime.map { ["LD_PRELOAD": $0] } ?? [:]
-        return try CLI.run(arguments, environment: environment, timeout: timeout, executable: interpreter, started: started)
+        let preload = sanitizerRuntime.map { ["LD_PRELOAD": $0] } ?? [:]
+        return try CLI.run(arguments, environment: environment.merging(preload) { $1 }, timeout: timeout, executable: interpreter, started: started)
     }
 
     /// In an AddressSanitizer build (scripts/sanitize/asan) the module needs the sanitizer's
@@ -261,4 +262,58 @@ final class ModuleTests: XCTestCase {
         XCTAssertEqual(extra.status, 1)
         XCTAssertTrue(extra.stderr.contains("in the module but not defined: dispatch.secret"), extra.stderr)
     }
+
+    /// The busted specs (Tests/lua/spec) pass unchanged under lua5.4 with the module and under
+    /// luadispatch, and both hosts run the same tests.
+    func testBustedSpecsRunUnchangedInBothHosts() throws {
+        let root = CLI.packageRoot.path
+        let busted = "/usr/bin/busted"
+        XCTAssertTrue(FileManager.default.fileExists(atPath: busted), "lua-busted is installed by scripts/setup")
+        let stock = try StockLua.run(["-e", StockLua.cpath, busted, "-o", "TAP", root + "/Tests/lua/spec"], timeout: 300)
+        let cli = try CLI.run(["run", busted, "-o", "TAP", root + "/Tests/lua/spec"], timeout: 300)
+        func names(_ r: CLIResult) -> [String] {
+            r.stdout.split(separator: "\n").filter { $0.hasPrefix("ok ") || $0.hasPrefix("not ok ") }.map(String.init)
+        }
+        XCTAssertEqual(stock.status, 0, stock.stdout + stock.stderr)
+        XCTAssertEqual(cli.status, 0, cli.stdout + cli.stderr)
+        XCTAssertGreaterThanOrEqual(names(stock).count, 40, stock.stdout)
+        XCTAssertEqual(names(stock), names(cli))
+        XCTAssertTrue(names(stock).allSatisfy { $0.hasPrefix("ok ") }, stock.stdout)
+    }
+
+    /// The definitions agree with the module as luadispatch builds it too.
+    func testTypesCheckUnderTheCLI() throws {
+        let root = CLI.packageRoot.path
+        let r = try CLI.run(["run", root + "/Tests/lua/check-types.lua", root])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stdout.contains("and the loaded module"), r.stdout)
+    }
+
+    /// Scenarios 3.8, 7.1, 9.1 and B.10 pass under stock lua5.4 (Tests/lua/scenario.lua plays
+    /// the runner); a copy of 3.8 with its barrier made plain fails there, for the right reason.
+    func testScenariosUnderStockLua() throws {
+        let root = CLI.packageRoot
+        let runner = root.appendingPathComponent("Tests/lua/scenario.lua").path
+        let scenarios = ["3.8-barrier-on-concurrent-queue", "7.1-group-notify", "9.1-combine-files-one-queue", "B.10-timer-source"]
+        for name in scenarios {
+            let r = try StockLua.run(["-e", StockLua.cpath, runner, root.appendingPathComponent("scripts/scenarios/\(name).lua").path],
+                                     environment: Self.scenarioSettings, timeout: 120)
+            XCTAssertEqual(r.status, 0, "\(name): \(r.stdout)\(r.stderr)")
+            XCTAssertTrue(r.stdout.contains("scenario: pass"), "\(name): \(r.stdout)")
+        }
+        // The mutant lives next to the originals, so that its data directory is the same.
+        let original = root.appendingPathComponent("scripts/scenarios/3.8-barrier-on-concurrent-queue.lua")
+        let mutant = root.appendingPathComponent("scripts/scenarios/mutant-\(UUID().uuidString).lua")
+        let code = try String(contentsOf: original, encoding: .utf8)
+        XCTAssertTrue(code.contains("end, { barrier = true })"))
+        try code.replacingOccurrences(of: "end, { barrier = true })", with: "end, { barrier = false })")
+            .write(to: mutant, atomically: false, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: mutant) }
+        let broken = try StockLua.run(["-e", StockLua.cpath, runner, mutant.path], environment: Self.scenarioSettings, timeout: 120)
+        XCTAssertEqual(broken.status, 1, broken.stdout)
+        XCTAssertTrue(broken.stdout.contains("scenario: FAIL") && broken.stdout.contains("FAILED: tasks"), broken.stdout)
+    }
+
+    /// The scenarios read their settings from the environment (as under `luadispatch scenarios`).
+    private static let scenarioSettings = ["LUADISPATCH_DELAY_SCALE": "0.05", "LUADISPATCH_SCENARIO_SIZE": "1048576"]
 }
