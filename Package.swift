@@ -11,9 +11,7 @@ let package = Package(
         .library(name: "LuaDispatchModule", type: .dynamic, targets: ["DispatchModule"]),
         .executable(name: "luadispatch", targets: ["luadispatch"]),
     ],
-    dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-    ],
+    dependencies: [],
     targets: [
         // Debian's liblua5.4-dev: the headers only. What links liblua5.4 is CLuaLink, so that
         // the module can take Lua's symbols from the interpreter that loads it (stock lua5.4
@@ -33,13 +31,9 @@ let package = Package(
         // may still be releasing blocks whose code lives in this library.
         .target(name: "DispatchModule", dependencies: ["LuaDispatch"],
                 linkerSettings: [.unsafeFlags(["-Xlinker", "-z", "-Xlinker", "nodelete"])]),
-        .executableTarget(
-            name: "luadispatch",
-            dependencies: [
-                "LuaDispatch", "CLuaLink",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
-        ),
+        // lua.c's command line and REPL, run on the runtime's interpreter.
+        .target(name: "CLuaCLI", dependencies: ["CLua", "CLuaShim"], linkerSettings: [.linkedLibrary("dl")]),
+        .executableTarget(name: "luadispatch", dependencies: ["LuaDispatch", "CLuaCLI", "CLuaLink"]),
         // A Swift tool embedding the runtime (see docs/embedding.md).
         .executableTarget(name: "embed-example", dependencies: ["LuaDispatch", "CLuaLink"]),
         // The benchmark suite: each row measures Lua and native Swift Dispatch in the same run.

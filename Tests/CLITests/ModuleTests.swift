@@ -230,6 +230,21 @@ final class ModuleTests: XCTestCase {
         XCTAssertEqual(r.status, 0)
     }
 
+    /// One Ctrl-C also ends a blocking wait on the main thread (no Lua instruction runs there
+    /// for lua.c's hook to fire).
+    func testOneInterruptEndsAWait() throws {
+        let r = try StockLua.script("""
+            local dispatch = require("dispatch")
+            print("waiting") io.stdout:flush()
+            print(pcall(dispatch.semaphore(0).wait, dispatch.semaphore(0), 30))
+            print(pcall(dispatch.sleep, 0.01))
+            """, timeout: 30) { p in
+                DispatchQueue.global().asyncAfter(deadline: .now() + 1) { kill(p.processIdentifier, SIGINT) }
+            }
+        XCTAssertEqual(r.stdout, "waiting\nfalse\tinterrupted!\ntrue\n", r.stderr)
+        XCTAssertEqual(r.status, 0)
+    }
+
     /// The definitions check bites: a function dropped from the definitions, one defined but not
     /// documented, and (with the module loaded) one the module lacks, each fail it.
     func testTypesCheckFailsWhenDocsAndDefinitionsDisagree() throws {

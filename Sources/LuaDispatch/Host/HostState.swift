@@ -91,7 +91,12 @@ extension Runtime {
             return 1
         }
         _ = HostState.exitHook
-        _ = Runtime(attachingTo: state)
+        let rt = Runtime(attachingTo: state)
+        // Ctrl-C as lua.c handles it, and also ending a blocking wait on the main thread: the
+        // runtime's copy of lua.c's handler replaces lua.c's for the rest of the chunk (lua.c
+        // restores the default after each chunk).
+        rt.enableInterruption(whenIdle: {})
+        rt.armInterruption()
         HostState.keepModule(state)
         return 1
     }

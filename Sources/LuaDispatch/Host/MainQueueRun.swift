@@ -1,7 +1,6 @@
 import CLua
 import CLuaShim
 import Dispatch
-import Foundation
 
 /// How `dispatch.run` / `Runtime.run(_:)` services the main queue (luv's `uv.run` modes).
 public enum RunMode: String, Sendable, CaseIterable {
@@ -27,17 +26,17 @@ extension Runtime {
         defer { drivingMainQueue.store(false, ordering: .releasing) }
         switch mode {
         case .nowait:
-            _ = RunLoop.main.run(mode: .default, before: Date())
+            _ = Self.serviceMainQueue(timeout: 0)
         case .once:
             let entries = mainThreadEntries.load(ordering: .acquiring)
             while pendingWork > 0 && mainThreadEntries.load(ordering: .acquiring) == entries && !stop() {
-                _ = RunLoop.main.run(mode: .default, before: Date(timeIntervalSinceNow: 0.05))
+                _ = Self.serviceMainQueue(timeout: 50)
                 if stalledWork() != nil { break }
             }
         case .default:
             var lastCheck = DispatchTime.now()
             while pendingWork > 0 && !stop() {
-                _ = RunLoop.main.run(mode: .default, before: Date(timeIntervalSinceNow: 0.05))
+                _ = Self.serviceMainQueue(timeout: 50)
                 let now = DispatchTime.now()
                 guard now.uptimeNanoseconds - lastCheck.uptimeNanoseconds > 50_000_000 else { continue }
                 lastCheck = now
@@ -69,7 +68,7 @@ enum RunBinding {
             // The code that called run has handed control to the loop: the tasks it started
             // and that failed unobserved are reported now (as when a chunk returns).
             rt.endTaskOwner(a.L)
-            let interrupt = HookWatch(rt.host?.mainThread ?? a.L)
+            let interrupt = HookWatch(rt.L)
             let left = rt.unlocked { rt.serve(mode, stop: interrupt.changed) }
             lua_pushboolean(a.L, left ? 1 : 0)
             return 1
@@ -77,9 +76,10 @@ enum RunBinding {
     }
 }
 
-/// Notices `lua5.4`'s Ctrl-C: its SIGINT handler sets a hook on the main thread, which fires
-/// at the next Lua instruction; while `dispatch.run` waits in the run loop no Lua runs, so the
-/// run ends as soon as a hook appears, and the hook raises "interrupted!" on the way back.
+/// Notices Ctrl-C (lua.c's handler, or the runtime's copy of it): the handler sets a hook on the
+/// main Lua thread, which fires at the next Lua instruction; while `dispatch.run` services the
+/// main queue no Lua runs there, so the run ends as soon as a hook appears, and the hook raises
+/// "interrupted!" on the way back.
 private struct HookWatch {
     let L: OpaquePointer
     let hook: lua_Hook?

@@ -116,8 +116,7 @@ extension Runtime {
             return parent.childOwner
         }
         // Code on a coroutine the script made has no owner that could end.
-        // The host's main thread (stock lua5.4's chunks) ends at `dispatch.run` and at close.
-        guard isPooledThread(L) || L == host?.mainThread else { return nil }
+        guard isPooledThread(L) else { return nil }
         if let owner = tasks.owners[L] { return owner }
         let owner = TaskOwner()
         tasks.owners[L] = owner
