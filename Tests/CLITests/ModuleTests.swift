@@ -243,6 +243,20 @@ final class ModuleTests: XCTestCase {
             }
         XCTAssertEqual(r.stdout, "waiting\nfalse\tinterrupted!\ntrue\n", r.stderr)
         XCTAssertEqual(r.status, 0)
+
+        // Loaded by `-l` in an earlier chunk, before lua.c installed its handler for the script.
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("module-\(UUID().uuidString).lua")
+        try """
+            print("waiting") io.stdout:flush()
+            dispatch.sleep(30)
+            """.write(to: file, atomically: false, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let l = try StockLua.run(["-e", StockLua.cpath, "-l", "dispatch", file.path], timeout: 30) { p in
+            DispatchQueue.global().asyncAfter(deadline: .now() + 1) { kill(p.processIdentifier, SIGINT) }
+        }
+        XCTAssertEqual(l.stdout, "waiting\n")
+        XCTAssertTrue(l.stderr.contains("interrupted!"), l.stderr)
+        XCTAssertEqual(l.status, 1)
     }
 
     /// The definitions check bites: a function dropped from the definitions, one defined but not
