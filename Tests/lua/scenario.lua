@@ -23,11 +23,18 @@ local body = assert(swift:match('static let source = """\n(.-)\n%s*"""'), "scena
 local source = body:gsub("\n        ", "\n"):gsub("^        ", "")
 
 local checks, failed = 0, 0
-local function shell(cmd)
-  local p = assert(io.popen(cmd))
-  local out = p:read("a")
-  p:close()
-  return (out:gsub("%s+$", ""))
+-- Files through LuaFileSystem (a dependency of lua-busted), not through a shell: a child process
+-- would inherit the sanitizer runtime the module tests preload into lua5.4.
+local lfs = require("lfs")
+local function rmtree(path)
+  if lfs.symlinkattributes(path, "mode") == "directory" then
+    for entry in lfs.dir(path) do
+      if entry ~= "." and entry ~= ".." then rmtree(path .. "/" .. entry) end
+    end
+    lfs.rmdir(path)
+  else
+    os.remove(path)
+  end
 end
 local dataDir = os.getenv("LUADISPATCH_SCENARIO_DATA") or (script:match("^(.*)/") or ".") .. "/data"
 local host = {
@@ -51,9 +58,14 @@ local host = {
     f:close()
     return ok and true or false
   end,
-  data_dir = function() return shell("realpath '" .. dataDir .. "'") end,
-  tmpdir = function() return shell("mktemp -d /tmp/luadispatch-XXXXXX") end,
-  rmtree = function(path) os.execute("rm -rf '" .. path .. "'") end,
+  data_dir = function() return dataDir end,
+  tmpdir = function()
+    local path = os.tmpname()   -- a new file, made by mkstemp: its name is ours
+    os.remove(path)
+    assert(lfs.mkdir(path))
+    return path
+  end,
+  rmtree = rmtree,
   http_base = function() error("scenario.lua: no HTTP fixture server under stock lua5.4") end,
 }
 package.preload.scenario = function() return assert(load(source, "=scenario"))(host) end
