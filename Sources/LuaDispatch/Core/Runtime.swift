@@ -51,6 +51,8 @@ public final class Runtime: @unchecked Sendable {
     let queues = QueueRegistry()
     /// Group enters not yet left, over every live group, for the report of outstanding work.
     let openGroupEnters = OpenGroupEnters()
+    /// Sources not released yet (cancelled when the interpreter closes).
+    let sources = LiveSources()
     /// Tasks not finished yet, and who started them.
     let tasks = TaskRegistry()
     /// The waiter the main thread is parked on, and whether its waits park (see `Waiting.swift`).
@@ -164,6 +166,7 @@ public final class Runtime: @unchecked Sendable {
             acquire()
         }
         closeTasks()
+        sources.cancelAll()
         hostFunctions.removeAll()
         errorHandlerRef = LUA_NOREF
         pool.removeAll()
@@ -198,6 +201,7 @@ public final class Runtime: @unchecked Sendable {
             acquire()
         }
         closeTasks()
+        sources.cancelAll()
         hostFunctions.removeAll()
         errorHandlerRef = LUA_NOREF
         pool.removeAll()
