@@ -120,6 +120,8 @@ local function missing(from, to, message, out)
   for _, l in ipairs(list) do out[#out + 1] = message .. ": " .. l end
 end
 
+-- The definitions are Lua, as the language server reads them.
+assert(loadfile(root .. "/types/dispatch.lua"))
 local defs = definitions()
 local docs, problems, pages = documented()
 missing(docs, defs, "documented but not defined", problems)
