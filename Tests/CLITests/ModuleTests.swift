@@ -159,6 +159,29 @@ final class ModuleTests: XCTestCase {
         XCTAssertEqual(r.status, 0)
     }
 
+    /// In the CLI too, one Ctrl-C ends `dispatch.run` with "interrupted!" in the chunk, once:
+    /// the script goes on and the main queue is serviced after it as usual.
+    func testOneInterruptEndsRunInTheCLI() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID().uuidString).lua")
+        try """
+            local dispatch = require("dispatch")
+            local n = 0
+            local function again() n = n + 1; if n < 1000000 then dispatch.main:after(0.02, again) end end
+            again()
+            print("running") io.stdout:flush()
+            print(pcall(dispatch.run))
+            n = 1000000   -- the chain ends: the CLI's own servicing finishes
+            print("after")
+            """.write(to: file, atomically: false, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let r = try CLI.run(["run", file.path], timeout: 30) { p in
+            DispatchQueue.global().asyncAfter(deadline: .now() + 1) { kill(p.processIdentifier, SIGINT) }
+        }
+        XCTAssertEqual(r.stdout, "running\nfalse\tinterrupted!\nafter\n", r.stderr)
+        XCTAssertEqual(r.stderr, "")
+        XCTAssertEqual(r.status, 0)
+    }
+
     /// A task's error that nobody waits for is reported when the chunk hands over to
     /// `dispatch.run`, or when the state closes; either way the exit status is 1.
     func testUnobservedTaskErrorsAreReported() throws {
@@ -274,7 +297,8 @@ final class ModuleTests: XCTestCase {
         let mutants: [(String, String, String)] = [
             ("function dispatch.run(mode) end", "", "documented but not defined: dispatch.run"),
             ("function semaphore:signal() end", "", "documented but not defined: dispatch.semaphore:signal"),
-            ("return dispatch", "function dispatch.frobnicate() end\nreturn dispatch", "defined but not documented: dispatch.frobnicate"),
+            ("\nreturn dispatch\n", "\nfunction dispatch.frobnicate() end\nreturn dispatch\n", "defined but not documented: dispatch.frobnicate"),
+            ("\nreturn dispatch\n", "\nreturn dispatch,\n", "types/dispatch.lua"),  // not Lua any more
         ]
         for (from, to, expected) in mutants {
             XCTAssertTrue(types.contains(from), from)
