@@ -7,7 +7,8 @@
 --   LUADISPATCH_DELAY_SCALE=0.05 lua5.4 -e 'package.cpath="DIR/?.so;"..package.cpath' \
 --     Tests/lua/scenario.lua scripts/scenarios/3.8-barrier-on-concurrent-queue.lua
 local script = assert(arg[1], "usage: scenario.lua SCRIPT")
-local root = script:match("^(.*)/scripts/scenarios/") or "."
+-- The repository: where this runner is (Tests/lua/scenario.lua).
+local root = (arg[0]:match("^(.*)/Tests/lua/[^/]+$")) or "."
 local dispatch = require("dispatch")
 
 local function slurp(path)
