@@ -99,7 +99,8 @@ final class REPLTests: XCTestCase {
         let waited = t.read(10, until: "tick")
         XCTAssertTrue(waited.contains("tick\ttrue"), "no key pressed, the block ran: \(waited.debugDescription)")
         t.type("dispatch.queue('q'):async(function() dispatch.main:async(function() print('hop') end) end)\n")
-        XCTAssertTrue(t.read(10, until: "hop").contains("hop"))
+        // "hop" followed by the end of its line: the echo of the typed line holds "hop" too.
+        XCTAssertTrue(t.read(10, until: "hop\r\n").contains("hop\r\n"))
         t.type("\u{4}")
         t.waitForExit()
         XCTAssertEqual(t.process.terminationStatus, 0)
