@@ -59,8 +59,8 @@ enum CLI {
         return out
     }
 
-    /// Kept reachable until exit, so that LeakSanitizer does not report it.
-    nonisolated(unsafe) static var keptArgv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+    /// lua.c's argv, kept reachable until exit (LeakSanitizer reported it as lost otherwise).
+    nonisolated(unsafe) private static var keptArgv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
 
     static func runLua(_ args: [String], programName: String) -> Int32 {
         // C strings that live until exit (lua.c keeps pointers into argv).
