@@ -190,6 +190,7 @@ enum QueueBinding {
         if a.type(i) == LUA_TFUNCTION {
             // The common case, kept short: anchor the function, count the work, submit.
             let ref = a.ref(i)
+            if qos == nil, rt.submitRecord(ref, on: q, group: group, barrier: barrier) { return }
             rt.workAdded()
             q.queued.wrappingAdd(1, ordering: .relaxed)
             q.queue.async(group: group?.group, qos: qos ?? .unspecified, flags: barrier ? .barrier : []) {

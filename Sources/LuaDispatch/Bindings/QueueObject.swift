@@ -20,6 +20,8 @@ final class QueueObject: @unchecked Sendable {
     let queued = Atomic<Int>(0)
     /// Where this queue is listed while alive (custom queues only).
     var registry: QueueRegistry?
+    /// The queue's `dispatch_queue_t`, for `dispatch_async_f` (nil if it cannot be found).
+    let rawQueue: UnsafeMutableRawPointer?
 
     init(queue: DispatchQueue, label: String, concurrent: Bool, kind: Kind = .custom,
          target: QueueObject? = nil, inactive: Bool = false) {
@@ -29,6 +31,7 @@ final class QueueObject: @unchecked Sendable {
         self.kind = kind
         self.target = target
         self.inactive = Atomic(inactive)
+        rawQueue = RawDispatch.queue(queue)
     }
 
     convenience init(main: DispatchQueue) {
