@@ -64,6 +64,8 @@ enum QueueBinding {
     private static func type() -> ObjectType {
         var t = ObjectType(.queue)
         t.method("async") { a throws(LuaError) in
+            // The common case, kept short: q:async(fn), no options, no reference counting.
+            if a.count == 2, a.type(2) == LUA_TFUNCTION, Runtime.submitPlain(a.L) { return 0 }
             let q: QueueObject = try a.object(1, .queue)
             var group: GroupObject?, barrier = false, qos: DispatchQoS?
             try Options.parse(a, 3) { o throws(LuaError) in
@@ -190,7 +192,7 @@ enum QueueBinding {
         if a.type(i) == LUA_TFUNCTION {
             // The common case, kept short: anchor the function, count the work, submit.
             let ref = a.ref(i)
-            if qos == nil, rt.submitRecord(ref, on: q, group: group, barrier: barrier) { return }
+            if qos == nil, rt.submitRecord(ref, on: .passUnretained(q), group: group, barrier: barrier) { return }
             rt.workAdded()
             q.queued.wrappingAdd(1, ordering: .relaxed)
             q.queue.async(group: group?.group, qos: qos ?? .unspecified, flags: barrier ? .barrier : []) {

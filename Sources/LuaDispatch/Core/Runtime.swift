@@ -19,6 +19,9 @@ public final class Runtime: @unchecked Sendable {
     let objects = ObjectTable()
     /// Records of blocks submitted with `dispatch_async_f`, from a free list (under the lock).
     let blockRecords = BlockRecords()
+    /// Record blocks submitted and not finished; the runtime holds one retain of itself while
+    /// this is above zero (see `submitRecord`).
+    let recordsInFlight = Atomic<Int>(0)
 
     /// Outstanding work: blocks submitted and not finished, pending notifies, live sources, ...
     let pending = Atomic<Int>(0)
