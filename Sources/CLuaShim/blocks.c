@@ -14,6 +14,8 @@ typedef struct dispatch_group_s *dispatch_group_t;
 typedef void (*dispatch_function_t)(void *);
 void dispatch_async_f(dispatch_queue_t queue, void *context, dispatch_function_t work);
 void dispatch_barrier_async_f(dispatch_queue_t queue, void *context, dispatch_function_t work);
+void dispatch_sync_f(dispatch_queue_t queue, void *context, dispatch_function_t work);
+void dispatch_barrier_sync_f(dispatch_queue_t queue, void *context, dispatch_function_t work);
 void dispatch_group_async_f(dispatch_group_t group, dispatch_queue_t queue, void *context, dispatch_function_t work);
 const char *dispatch_queue_get_label(dispatch_queue_t queue);
 #endif
@@ -27,6 +29,14 @@ void ld_async_f(void *queue, void *group, int barrier, void *context, ld_work_fn
         dispatch_barrier_async_f(q, context, work);
     } else {
         dispatch_async_f(q, context, work);
+    }
+}
+
+void ld_sync_f(void *queue, int barrier, void *context, ld_work_fn work) {
+    if (barrier) {
+        dispatch_barrier_sync_f((dispatch_queue_t)queue, context, work);
+    } else {
+        dispatch_sync_f((dispatch_queue_t)queue, context, work);
     }
 }
 

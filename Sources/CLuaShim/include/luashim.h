@@ -125,6 +125,10 @@ typedef void (*ld_work_fn)(void *context);
 /// both: libdispatch has no function for a barrier in a group).
 void ld_async_f(void *queue, void *group, int barrier, void *context, ld_work_fn work);
 
+/// dispatch_sync_f onto `queue`, or dispatch_barrier_sync_f when `barrier`: runs `work` on the
+/// calling thread as a block of the queue, with no block object made.
+void ld_sync_f(void *queue, int barrier, void *context, ld_work_fn work);
+
 /// dispatch_queue_get_label: used to check that a queue pointer is the one expected.
 const char *ld_queue_label(void *queue);
 

@@ -80,6 +80,9 @@ final class QueueObject: @unchecked Sendable {
     func heldByCallingThread(barrier: Bool) -> QueueObject? {
         let onMain = ld_thread_number() == 1
         let frames = ld_frame_count()
+        // The common case, answered without walking anything: a queue that targets no other
+        // queue, called from outside any block.
+        if frames == 0, target == nil, kind != .main { return nil }
         var next: QueueObject? = self
         while let held = next {
             next = held.target
