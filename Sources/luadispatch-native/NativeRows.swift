@@ -102,6 +102,10 @@ enum NativeRows {
     /// scripts/benchmarks/combine.lua in Swift: A then B into OUT, stream channels with
     /// highWater 1 MiB, each chunk written as it is read.
     static func combine(_ a: String, _ b: String, _ out: String) -> Never {
+        // DispatchIO takes absolute paths only (the Lua binding resolves relative ones too).
+        let cwd = FileManager.default.currentDirectoryPath
+        func absolute(_ p: String) -> String { p.hasPrefix("/") ? p : cwd + "/" + p }
+        let (a, b, out) = (absolute(a), absolute(b), absolute(out))
         let q = DispatchQueue(label: "combine")
         let done = DispatchSemaphore(value: 0)
         let output = DispatchIO(type: .stream, path: out, oflag: O_WRONLY | O_CREAT | O_TRUNC, mode: 0o644, queue: q) { _ in
