@@ -38,7 +38,7 @@ enum IOBinding {
                 let rt = a.runtime
                 rt.workAdded()
                 DispatchIO.read(fromFileDescriptor: fd, maxLength: max, runningHandlerOn: q.queue) { data, error in
-                    rt.callHandler(fn.ref, on: q) { T in
+                    rt.callHandler(fn.ref, on: q, kind: .io) { T in
                         DataBinding.push(T, rt, data)
                         lua_pushinteger(T, lua_Integer(error))
                         return 2
@@ -55,7 +55,7 @@ enum IOBinding {
                 let rt = a.runtime
                 rt.workAdded()
                 DispatchIO.write(toFileDescriptor: fd, data: data, runningHandlerOn: q.queue) { remaining, error in
-                    rt.callHandler(fn.ref, on: q) { T in
+                    rt.callHandler(fn.ref, on: q, kind: .io) { T in
                         DataBinding.push(T, rt, remaining ?? .empty)
                         lua_pushinteger(T, lua_Integer(error))
                         return 2
@@ -111,7 +111,7 @@ enum IOBinding {
         let streamType: DispatchIO.StreamType = type == "random" ? .random : .stream
         let cleanupHandler: @Sendable (Int32) -> Void = { error in
             if let cleanupFn {
-                rt.callHandler(cleanupFn.ref, on: q) { T in
+                rt.callHandler(cleanupFn.ref, on: q, kind: .io) { T in
                     lua_pushinteger(T, lua_Integer(error))
                     return 1
                 }
@@ -147,7 +147,7 @@ enum IOBinding {
             let rt = a.runtime
             rt.workAdded()
             ch.channel.read(offset: offset, length: len, queue: q.queue) { done, data, error in
-                rt.callHandler(fn.ref, on: q) { T in
+                rt.callHandler(fn.ref, on: q, kind: .io) { T in
                     lua_pushboolean(T, done ? 1 : 0)
                     DataBinding.push(T, rt, data ?? .empty)
                     lua_pushinteger(T, lua_Integer(error))
@@ -166,7 +166,7 @@ enum IOBinding {
             let rt = a.runtime
             rt.workAdded()
             ch.channel.write(offset: offset, data: data, queue: q.queue) { done, remaining, error in
-                rt.callHandler(fn.ref, on: q) { T in
+                rt.callHandler(fn.ref, on: q, kind: .io) { T in
                     lua_pushboolean(T, done ? 1 : 0)
                     DataBinding.push(T, rt, remaining ?? .empty)
                     lua_pushinteger(T, lua_Integer(error))
@@ -213,7 +213,7 @@ enum IOBinding {
             let rt = a.runtime
             rt.workAdded()
             ch.channel.barrier {
-                rt.callHandler(fn.ref, on: nil)
+                rt.callHandler(fn.ref, on: nil, kind: .io)
                 rt.workDone()
             }
             return 0

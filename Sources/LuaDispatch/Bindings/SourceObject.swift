@@ -60,7 +60,7 @@ final class SourceObject: @unchecked Sendable {
         source.setEventHandler { [weak self] in self?.fired() }
         source.setRegistrationHandler { [weak self] in
             guard let self else { return }
-            rt.callHandler(on: queue) { T in self.push(T, self.registrationHandler) }
+            rt.callHandler(on: queue, kind: .source) { T in self.push(T, self.registrationHandler) }
         }
         source.setCancelHandler { [weak self, watcher] in
             watcher?.close()
@@ -149,7 +149,7 @@ final class SourceObject: @unchecked Sendable {
         default:
             event = .count(source.data)
         }
-        runtime.callHandler(on: queue) { T in
+        runtime.callHandler(on: queue, kind: .source) { T in
             self.event = event
             if self.kind == .process && !self.exitSuspended && !self.cancelled {
                 self.exitSuspended = true
@@ -160,7 +160,7 @@ final class SourceObject: @unchecked Sendable {
     }
 
     private func cancelFinished() {
-        runtime.callHandler(on: queue) { T in
+        runtime.callHandler(on: queue, kind: .source) { T in
             self.finished = true
             return self.push(T, self.cancelHandler)
         }

@@ -70,6 +70,9 @@ public final class Runtime: @unchecked Sendable {
         writeStderr("luadispatch: \(error.label == nil ? "error: " : "")\(error)\n")
     }
 
+    /// The execution timeline's recorder, when tracing is on (see `Tracing/`).
+    let tracer: Tracer?
+
     /// Set by `close()`, under the lock: blocks that start afterwards do nothing.
     @exclusivity(unchecked) private(set) var isClosed = false
     private let idleWaiters = Atomic<Int>(0)
@@ -77,7 +80,10 @@ public final class Runtime: @unchecked Sendable {
 
     /// Creates an interpreter with `libraries` open and `dispatch` preloaded
     /// (`require("dispatch")`; without the package library, also the global `dispatch`).
-    public init(libraries: LuaLibraries = .all) {
+    /// `tracing` turns the execution timeline on or off (see `traceJSON()`); nil leaves it to
+    /// `LUADISPATCH_TRACE=FILE`. `traceLimit` bounds the events kept (default 1,000,000).
+    public init(libraries: LuaLibraries = .all, tracing: Bool? = nil, traceLimit: Int? = nil) {
+        tracer = Runtime.makeTracer(tracing, limit: traceLimit)
         L = luaL_newstate()
         lock = ld_lock_new()
         admin = lua_newthread(L)
@@ -100,6 +106,7 @@ public final class Runtime: @unchecked Sendable {
         mainQueue = QueueObject(main: DispatchQueue.main)
         Module.install(self, global: !libraries.contains(.package))
         release()
+        traceAtExit()
     }
 
     deinit {
@@ -124,6 +131,8 @@ public final class Runtime: @unchecked Sendable {
             acquire()
         }
         closeTasks()
+        writeTraceAtEnd()
+        if tracer != nil { TraceAtExit.unregister(self) }
         hostFunctions.removeAll()
         errorHandlerRef = LUA_NOREF
         pool.removeAll()
@@ -173,6 +182,7 @@ public final class Runtime: @unchecked Sendable {
 
     /// `dispatch.exit`: never returns to Lua.
     func exitProcess(_ code: Int32) -> Never {
+        writeTraceAtEnd()
         exitHandler(code)
         fflush(nil)
         _exit(code)
@@ -261,15 +271,20 @@ public final class Runtime: @unchecked Sendable {
 
     /// Runs the Lua function at registry `ref` as a block of `queue`, then reports any error.
     /// Called by Dispatch on the queue's thread, without the lock.
-    func runBlock(_ ref: Int32, on queue: QueueObject, barrier: Bool = false, consume: Bool, queued: Bool) {
+    /// `kind` and `flow` (the submission's) are for the trace.
+    func runBlock(_ ref: Int32, on queue: QueueObject, barrier: Bool = false, consume: Bool, queued: Bool,
+                  kind: TraceKind = .async, flow: UInt64 = 0) {
         if queued { queue.queued.wrappingSubtract(1, ordering: .relaxed) }
         defer { workDone() }
+        let requested = traceClock()
         guard enterLua() else { return }
         _ = ld_frame_push(Unmanaged.passUnretained(queue).toOpaque(), barrier ? 1 : 0)
         let T = takeThread()
         lua_rawgeti(T, ld_registryindex(), lua_Integer(ref))
         if consume { luaL_unref(T, ld_registryindex(), ref) }
+        let traced = traceBegin(T, requested, queue.label, barrier ? .barrier : kind, flow: flow)
         if ld_pcall(T, 0, 0, 1) != LUA_OK { reportError(T, label: queue.label) }
+        traceEnd(traced)
         giveBack(T)
         ld_frame_pop()
         leaveLua()
@@ -303,6 +318,7 @@ public final class Runtime: @unchecked Sendable {
 
     /// Gives an uncaught error to the Lua handler, or to the default report. Lock held.
     func handleUncaught(_ T: OpaquePointer, message: String, traceback: String, label: String?) {
+        traceInstant("error", message)
         if errorHandlerRef != LUA_NOREF {
             let top = lua_gettop(T)
             lua_rawgeti(T, ld_registryindex(), lua_Integer(errorHandlerRef))

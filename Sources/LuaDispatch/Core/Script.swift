@@ -54,7 +54,7 @@ extension Runtime {
     public var exitStatus: Int32 { uncaughtErrors.load(ordering: .relaxed) > 0 ? 1 : 0 }
 
     private func runChunk(script: String?, arguments: [String], load: (OpaquePointer) -> Int32) throws(LuaScriptError) -> [LuaValue] {
-        try callOnPooledThread { T throws(LuaScriptError) in
+        try callOnPooledThread(kind: .mainChunk) { T throws(LuaScriptError) in
             if load(T) != LUA_OK {
                 throw LuaScriptError(message: Lua.string(T, -1) ?? "cannot load chunk")
             }
@@ -74,7 +74,7 @@ extension Runtime {
         guard ld_lock_held() != lock else {
             throw LuaScriptError(message: "call(\"\(name)\"): the calling thread is already running Lua")
         }
-        return try callOnPooledThread { T throws(LuaScriptError) in
+        return try callOnPooledThread(kind: .call) { T throws(LuaScriptError) in
             lua_rawgeti(T, ld_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
             _ = Lua.getField(T, -1, name)
             ld_remove(T, -2)
@@ -92,7 +92,8 @@ extension Runtime {
     /// Calls, from a host thread, the function `prepare` pushes (followed by the argument count
     /// it returns) and returns its results. Each call gets its own pooled Lua thread, so that
     /// calls from several host threads never share a stack; `close()` waits for it to finish.
-    private func callOnPooledThread(_ prepare: (OpaquePointer) throws(LuaScriptError) -> Int32) throws(LuaScriptError) -> [LuaValue] {
+    private func callOnPooledThread(kind: TraceKind, _ prepare: (OpaquePointer) throws(LuaScriptError) -> Int32) throws(LuaScriptError) -> [LuaValue] {
+        let requested = traceClock()
         acquire()
         defer { release() }
         guard !isClosed else { throw LuaScriptError(message: "the interpreter is closed") }
@@ -101,7 +102,14 @@ extension Runtime {
         let T = takeThread()
         defer { giveBack(T) }
         let count = try prepare(T)
+        var traced: Tracer.Open?
+        if requested != 0 {
+            lua_pushvalue(T, -1 - count)
+            traced = traceBegin(T, requested, ld_is_main_thread() != 0 ? mainQueue.label : "(host thread)", kind)
+            ld_pop(T, 1)
+        }
         let status = ld_pcall(T, count, ld_multret(), 1)
+        traceEnd(traced)
         defer { drainDeferred() }
         if status != LUA_OK { throw scriptError(T) }
         return try results(T, from: 2)

@@ -83,6 +83,7 @@ final class TaskObject: @unchecked Sendable {
     fileprivate func step(queued: Bool) {
         if queued { queue.queued.wrappingSubtract(1, ordering: .relaxed) }
         let rt = runtime
+        let requested = rt.traceClock()
         guard rt.enterLua() else { return abandon() }
         if state == .finished {  // cancelled before it started: it never runs
             rt.leaveLua()
@@ -93,7 +94,9 @@ final class TaskObject: @unchecked Sendable {
         ld_task_set_current(Unmanaged.passUnretained(self).toOpaque())
         state = .running
         var results: Int32 = 0
+        let traced = rt.traceBegin(nil, requested, queue.label, .task)
         let status = lua_resume(co, nil, 0, &results)
+        rt.traceEnd(traced)
         ld_task_set_current(outer)
         switch status {
         case LUA_YIELD where pending != nil:
