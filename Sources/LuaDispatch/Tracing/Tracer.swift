@@ -143,8 +143,9 @@ final class Tracer: @unchecked Sendable {
         let name = intern(label ?? "(no queue)")
         // Waits for the lock shorter than a microsecond are the uncontended lock itself.
         if now > requested + 1_000 {
+            let from = relative(requested)
             append(Event(phase: .complete, category: .lock, tid: tid, name: intern("lock"), arg1: name,
-                         ts: relative(requested), dur: now - requested))
+                         ts: from, dur: relative(now) - from))
         }
         let open = Open(start: relative(now), tid: tid, name: name, kind: intern(kind.name),
                         source: T.map(source) ?? intern("?"))
