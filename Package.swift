@@ -21,10 +21,13 @@ let package = Package(
         // Lua's macros as functions, and the C frames that may call lua_error.
         .target(name: "CLuaShim", dependencies: ["CLua"]),
         .target(name: "LuaDispatch", dependencies: ["CLua", "CLuaShim"]),
+        // Draws a recorded trace as an HTML page or SVG picture (`luadispatch trace view`).
+        .target(name: "TraceView"),
         .executableTarget(
             name: "luadispatch",
             dependencies: [
                 "LuaDispatch",
+                "TraceView",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -33,6 +36,6 @@ let package = Package(
         // The benchmark suite: each row measures Lua and native Swift Dispatch in the same run.
         .executableTarget(name: "luadispatch-bench", dependencies: ["LuaDispatch", "CLuaShim"]),
         .testTarget(name: "LuaDispatchTests", dependencies: ["LuaDispatch", "CLua", "CLuaShim"]),
-        .testTarget(name: "CLITests", dependencies: ["luadispatch", "embed-example", "luadispatch-bench"]),
+        .testTarget(name: "CLITests", dependencies: ["luadispatch", "embed-example", "luadispatch-bench", "TraceView"]),
     ]
 )

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LuaDispatch
+import TraceView
 
 struct LuaDispatchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -10,7 +11,7 @@ struct LuaDispatchCommand: ParsableCommand {
             The script runs on the main thread; then the main queue is serviced until no work \
             is left. The exit status is 1 after an uncaught error, else 0.
             """,
-        subcommands: [RunCommand.self, ScenariosSubcommand.self]
+        subcommands: [RunCommand.self, ScenariosSubcommand.self, TraceSubcommand.self]
     )
 
     @Option(name: .customShort("e"), help: ArgumentHelp("Run a string of Lua code.", valueName: "code"))
@@ -43,6 +44,18 @@ struct ScenariosSubcommand: ParsableCommand {
 
     func run() throws {
         ScriptLauncher.exit(ScenariosCommand.main(arguments))
+    }
+}
+
+/// `luadispatch trace view TRACE.json [-o FILE.html] [--svg]`, parsed by TraceView itself.
+struct TraceSubcommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "trace", abstract: "Draw a recorded execution timeline (trace view TRACE.json [-o FILE.html] [--svg]).")
+
+    @Argument(parsing: .allUnrecognized) var arguments: [String] = []
+
+    func run() throws {
+        ScriptLauncher.exit(TraceView.main(arguments))
     }
 }
 
