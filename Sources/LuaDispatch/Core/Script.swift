@@ -109,6 +109,7 @@ extension Runtime {
             ld_pop(T, 1)
         }
         let status = ld_pcall(T, count, ld_multret(), 1)
+        if status != LUA_OK, traced != nil { traceInstant("error", "main chunk") }
         traceEnd(traced)
         defer { drainDeferred() }
         if status != LUA_OK { throw scriptError(T) }

@@ -82,6 +82,7 @@ extension Runtime {
     func writeTraceAtEnd() {
         guard let tracer, let path = tracer.path, !tracer.written else { return }
         tracer.written = true
+        tracer.endRunning()
         if tracer.dropped > 0 {
             writeStderr("luadispatch: trace: \(tracer.dropped) events dropped (limit \(tracer.limit); set LUADISPATCH_TRACE_LIMIT)\n")
         }

@@ -30,7 +30,8 @@ extension Tracer {
                 switch e.category {
                 case .block:
                     add("{\"ph\":\"X\",\"cat\":\"block\",\"name\":\(name),\(head),\"dur\":\(Self.micro(e.dur)),"
-                        + "\"args\":{\"queue\":\(name),\"kind\":\(arg(e.arg1)),\"source\":\(arg(e.arg2))}}")
+                        + "\"args\":{\"queue\":\(name),\"kind\":\(arg(e.arg1)),\"source\":\(arg(e.arg2))"
+                        + (e.unfinished ? ",\"unfinished\":true}}" : "}}"))
                 case .lock:
                     add("{\"ph\":\"X\",\"cat\":\"lock\",\"name\":\"lock\",\(head),\"dur\":\(Self.micro(e.dur)),"
                         + "\"args\":{\"queue\":\(arg(e.arg1))}}")

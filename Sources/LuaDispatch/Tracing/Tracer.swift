@@ -52,10 +52,13 @@ final class Tracer: @unchecked Sendable {
         var dur: UInt64 = 0
         /// Flow id (flows), or for instants nothing.
         var id: UInt64 = 0
+        /// A block the process ended in the middle of.
+        var unfinished = false
     }
 
     /// A block that has started: what its complete event needs at the end.
     struct Open {
+        let serial: Int
         let start: UInt64
         let tid: Int32
         let name: Int32
@@ -73,6 +76,9 @@ final class Tracer: @unchecked Sendable {
     private var stringIndex: [String: Int32] = [:]
     private var sourceIndex: [SourceKey: Int32] = [:]
     private var nextFlow: UInt64 = 0
+    /// Blocks started and not ended, by serial: written as unfinished if the process ends first.
+    private var running: [Int: Open] = [:]
+    private var nextSerial = 0
     /// Set once the trace went to `path`.
     var written = false
 
@@ -147,8 +153,10 @@ final class Tracer: @unchecked Sendable {
             append(Event(phase: .complete, category: .lock, tid: tid, name: intern("lock"), arg1: name,
                          ts: from, dur: relative(now) - from))
         }
-        let open = Open(start: relative(now), tid: tid, name: name, kind: intern(kind.name),
+        nextSerial += 1
+        let open = Open(serial: nextSerial, start: relative(now), tid: tid, name: name, kind: intern(kind.name),
                         source: T.map(source) ?? intern("?"))
+        running[open.serial] = open
         if flow != 0 {
             append(Event(phase: .flowEnd, category: .flow, tid: tid, name: intern("submit"), ts: open.start, id: flow))
         }
@@ -156,9 +164,18 @@ final class Tracer: @unchecked Sendable {
     }
 
     func end(_ open: Open) {
+        running[open.serial] = nil
         let now = relative(Tracer.clock())
         append(Event(phase: .complete, category: .block, tid: open.tid, name: open.name, arg1: open.kind,
                      arg2: open.source, ts: open.start, dur: now > open.start ? now - open.start : 0))
+    }
+
+    /// Ends, as unfinished, every block still running (the process is ending).
+    func endRunning() {
+        for open in running.values.sorted(by: { $0.serial < $1.serial }) {
+            end(open)
+            events[events.count - 1].unfinished = true
+        }
     }
 
     /// A submission from the calling thread: the start of a flow; returns its id.
