@@ -7,9 +7,7 @@ let package = Package(
         .library(name: "LuaDispatch", targets: ["LuaDispatch"]),
         .executable(name: "luadispatch", targets: ["luadispatch"]),
     ],
-    dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-    ],
+    dependencies: [],
     targets: [
         // Debian's liblua5.4-dev, found through pkg-config when it has a .pc file.
         .systemLibrary(
@@ -21,16 +19,11 @@ let package = Package(
         // Lua's macros as functions, and the C frames that may call lua_error.
         .target(name: "CLuaShim", dependencies: ["CLua"]),
         .target(name: "LuaDispatch", dependencies: ["CLua", "CLuaShim"]),
+        // lua.c's command line and REPL, run on the runtime's interpreter.
+        .target(name: "CLuaCLI", dependencies: ["CLua", "CLuaShim"], linkerSettings: [.linkedLibrary("dl")]),
         // Draws a recorded trace as an HTML page or SVG picture (`luadispatch trace view`).
         .target(name: "TraceView"),
-        .executableTarget(
-            name: "luadispatch",
-            dependencies: [
-                "LuaDispatch",
-                "TraceView",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
-        ),
+        .executableTarget(name: "luadispatch", dependencies: ["LuaDispatch", "CLuaCLI", "TraceView"]),
         // A Swift tool embedding the runtime (see docs/embedding.md).
         .executableTarget(name: "embed-example", dependencies: ["LuaDispatch"]),
         // The benchmark suite: each row measures Lua and native Swift Dispatch in the same run.

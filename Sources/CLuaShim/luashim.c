@@ -78,27 +78,18 @@ void ld_push_binding_n(lua_State *L, int id, int n) {
     lua_pushcclosure(L, trampoline, n + 1);
 }
 
+// lua.c's message handler: a string (or a value that converts to one) gets a traceback
+// appended; a value with __tostring becomes that string; any other value becomes
+// "(error object is a T value)" with a traceback. Code that calls `load` with a reader that
+// raises inherits this handler, exactly as under `lua`.
 int ld_msgh(lua_State *L) {
     const char *msg = lua_tostring(L, 1);
     if (msg == NULL) {
         if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
-            msg = lua_tostring(L, -1);
-        else
-            msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+            return 1;
+        msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
     }
-    int msgIndex = lua_gettop(L);
-    if (lua_type(L, msgIndex) != LUA_TSTRING) {
-        lua_pushstring(L, msg);
-        msgIndex = lua_gettop(L);
-    }
-    luaL_traceback(L, L, NULL, 1);
-    lua_createtable(L, 3, 0);
-    lua_pushvalue(L, msgIndex);
-    lua_rawseti(L, -2, 1);
-    lua_pushvalue(L, -2);
-    lua_rawseti(L, -2, 2);
-    lua_pushvalue(L, 1);
-    lua_rawseti(L, -2, 3);
+    luaL_traceback(L, L, msg, 1);
     return 1;
 }
 

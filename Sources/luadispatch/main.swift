@@ -1,1 +1,1 @@
-LuaDispatchCommand.main()
+CLI.main()

@@ -23,9 +23,9 @@ enum CLI {
     }
 
     static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
-                    timeout: TimeInterval = 120, directory: URL? = nil) throws -> CLIResult {
+                    timeout: TimeInterval = 120, directory: URL? = nil, executable: URL? = nil) throws -> CLIResult {
         let p = Process()
-        p.executableURL = binary
+        p.executableURL = executable ?? binary
         p.arguments = arguments
         p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         p.currentDirectoryURL = directory ?? packageRoot

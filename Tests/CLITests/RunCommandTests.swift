@@ -119,10 +119,4 @@ final class RunCommandTests: XCTestCase {
         XCTAssertTrue(lines[3].hasPrefix("false") && lines[3].contains("not entered"))
         XCTAssertEqual(lines[4], "alive")
     }
-
-    func testHelpAndNoArguments() throws {
-        let r = try CLI.run(["--help"])
-        XCTAssertEqual(r.status, 0)
-        XCTAssertTrue(r.stdout.contains("run") && r.stdout.contains("scenarios"), r.stdout)
-    }
 }

@@ -68,7 +68,7 @@ void ld_push_binding(lua_State *L, int id);
 /// Same, with the `n` values on top of the stack as upvalues 2...n+1 (popped).
 void ld_push_binding_n(lua_State *L, int id, int n);
 
-/// A message handler for lua_pcall: turns an error into {message string, traceback, original}.
+/// lua.c's message handler: a string with a traceback appended (see ErrorValue.swift).
 int ld_msgh(lua_State *L);
 
 /// An __index function: upvalue 1 is a methods table, upvalue 2 a getter function or nil.
@@ -131,5 +131,26 @@ int ld_pipe_cloexec(int fds[2]);
 
 /// pidfd_open(2) (syscall 434): a descriptor that becomes readable when `pid` exits; -1 + errno.
 int ld_pidfd_open(int pid);
+
+// MARK: Ctrl-C (interrupt.c)
+
+/// Installs lua.c's SIGINT handler for code running on `L`: the next instruction there raises
+/// "interrupted!" (a second SIGINT ends the process). The handler also writes to the eventfd set
+/// with `ld_interrupt_set_fd`, if any, so that a wait parked without running Lua can end.
+void ld_interrupt_arm(lua_State *L);
+/// Restores SIGINT's default action.
+void ld_interrupt_disarm(void);
+void ld_interrupt_set_fd(int fd);
+/// A new eventfd (close-on-exec, non-blocking) for `ld_interrupt_set_fd`.
+int ld_interrupt_eventfd(void);
+/// Whether an interruption is pending on `L` (its hook is set and has not fired).
+int ld_interrupt_pending(lua_State *L);
+/// Clears a pending interruption on `L`; 1 when there was one.
+int ld_interrupt_clear(lua_State *L);
+
+/// The main queue's eventfd (readable when the main queue has work), and running what is
+/// ready on it: how the main thread services the main queue without Foundation's run loop.
+int ld_main_queue_handle(void);
+void ld_main_queue_drain(void);
 
 #endif

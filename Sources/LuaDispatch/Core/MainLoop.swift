@@ -1,5 +1,9 @@
+import CLuaShim
 import Dispatch
-import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension Runtime {
     /// Services the main queue on the calling (main) thread until no work is left: no block
@@ -7,12 +11,14 @@ extension Runtime {
     /// warning on stderr, when the only work left sits on suspended or inactive queues.
     ///
     /// `dispatchMain()` is not used: it never returns and moves main-queue blocks to a worker.
+    /// Neither is Foundation's run loop (loading Foundation would triple start-up time): the
+    /// main thread polls the main queue's eventfd and drains it, as that run loop does.
     public func runUntilIdle() {
         drivingMainQueue.store(true, ordering: .releasing)
         defer { drivingMainQueue.store(false, ordering: .releasing) }
         var lastCheck = DispatchTime.now()
         while pending.load(ordering: .acquiring) > 0 {
-            _ = RunLoop.main.run(mode: .default, before: Date(timeIntervalSinceNow: 0.05))
+            _ = Self.serviceMainQueue(timeout: 50)
             let now = DispatchTime.now()
             guard now.uptimeNanoseconds - lastCheck.uptimeNanoseconds > 50_000_000 else { continue }
             lastCheck = now
@@ -20,6 +26,29 @@ extension Runtime {
                 writeStderr("luadispatch: warning: exiting with work that can never run: \(report)\n")
                 return
             }
+        }
+    }
+
+    /// Runs what is ready on the main queue, waiting up to `timeout` ms for it (-1: for ever),
+    /// or until `fd` (if not -1) is readable; returns whether `fd` is readable. Main thread only.
+    static func serviceMainQueue(timeout: Int32, fd: Int32 = -1) -> Bool {
+        var fds = (pollfd(fd: ld_main_queue_handle(), events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: fd, events: Int16(POLLIN), revents: 0))
+        let n = withUnsafeMutableBytes(of: &fds) { p in
+            poll(p.baseAddress!.assumingMemoryBound(to: pollfd.self), fd >= 0 ? 2 : 1, timeout)
+        }
+        guard n > 0 else { return false }
+        if fds.0.revents != 0 { ld_main_queue_drain() }
+        return fd >= 0 && fds.1.revents != 0
+    }
+
+    /// Blocks the main thread until `fd` is readable, servicing the main queue meanwhile
+    /// without the interpreter held (the REPL's wait for a line). Called with the lock held.
+    package func waitServicingMainQueue(fd: Int32) {
+        drivingMainQueue.store(true, ordering: .releasing)
+        defer { drivingMainQueue.store(false, ordering: .releasing) }
+        unlocked {
+            while !Self.serviceMainQueue(timeout: -1, fd: fd) {}
         }
     }
 

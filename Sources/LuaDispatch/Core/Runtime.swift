@@ -30,8 +30,15 @@ public final class Runtime: @unchecked Sendable {
     // State below changes only under the interpreter lock, which is what makes it exclusive:
     // Swift's dynamic exclusivity checks on these hot paths would only cost time.
     @exclusivity(unchecked) private var pool: [OpaquePointer] = []
-    /// Every thread `takeThread` made (pooled or in use), as opposed to coroutines.
+    /// Every thread `takeThread` made (pooled or in use), and the main Lua thread, as opposed
+    /// to coroutines.
     @exclusivity(unchecked) private var pooledThreads = Set<OpaquePointer>()
+    /// Whether a chunk runs on the main Lua thread `L` now.
+    @exclusivity(unchecked) private var mainLuaThreadBusy = false
+    /// The same, readable without the lock (for Ctrl-C).
+    let mainChunkRunning = Atomic<Bool>(false)
+    /// Ctrl-C's eventfd watcher and the host's action for a SIGINT outside any chunk.
+    let interruption = Mutex<(watcher: Interruption, whenIdle: @Sendable () -> Void)?>(nil)
     @exclusivity(unchecked) private var anchorsRef: Int32 = LUA_NOREF
     private let deferredRefs = Mutex<[Int32]>([])
     private let hasDeferredRefs = Atomic<Bool>(false)
@@ -80,9 +87,10 @@ public final class Runtime: @unchecked Sendable {
 
     /// Creates an interpreter with `libraries` open and `dispatch` preloaded
     /// (`require("dispatch")`; without the package library, also the global `dispatch`).
+    /// `ignoreEnvironment` is `lua -E`: the package library ignores LUA_PATH and LUA_CPATH.
     /// `tracing` turns the execution timeline on or off (see `traceJSON()`); nil leaves it to
     /// `LUADISPATCH_TRACE=FILE`. `traceLimit` bounds the events kept (default 1,000,000).
-    public init(libraries: LuaLibraries = .all, tracing: Bool? = nil, traceLimit: Int? = nil) {
+    public init(libraries: LuaLibraries = .all, ignoreEnvironment: Bool = false, tracing: Bool? = nil, traceLimit: Int? = nil) {
         tracer = Runtime.makeTracer(tracing, limit: traceLimit)
         L = luaL_newstate()
         lock = ld_lock_new()
@@ -92,6 +100,10 @@ public final class Runtime: @unchecked Sendable {
         ld_extraspace(admin).pointee = Unmanaged.passUnretained(self).toOpaque()
         _ = ld_thread_number()
         acquire()
+        if ignoreEnvironment {
+            lua_pushboolean(L, 1)
+            Lua.setField(L, ld_registryindex(), "LUA_NOENV")
+        }
         lua_pushcclosure(L, ld_openlibs, 0)
         lua_pushinteger(L, lua_Integer(libraries.rawValue))
         _ = ld_pcall(L, 1, 0, 0)
@@ -103,6 +115,9 @@ public final class Runtime: @unchecked Sendable {
         lua_rawset(L, -3)
         anchorsRef = luaL_ref(L, ld_registryindex())
         lua_settop(L, 0)
+        // The main Lua thread runs chunks the host starts from the main OS thread (as `lua`
+        // runs its script there: `coroutine.running()` says it is the main one).
+        pooledThreads.insert(L)
         mainQueue = QueueObject(main: DispatchQueue.main)
         Module.install(self, global: !libraries.contains(.package))
         release()
@@ -137,6 +152,7 @@ public final class Runtime: @unchecked Sendable {
         errorHandlerRef = LUA_NOREF
         pool.removeAll()
         pooledThreads.removeAll()
+        interruption.withLock { $0?.watcher.stop(); $0 = nil }
         lua_close(L)
         // Queued blocks still hold their queues: let Dispatch run them (as no-ops) and free them.
         // The main queue too: the host keeps using it after this interpreter is gone.
@@ -242,8 +258,25 @@ public final class Runtime: @unchecked Sendable {
 
     func giveBack(_ T: OpaquePointer) {
         endTaskOwner(T)
-        lua_settop(T, 1)
-        pool.append(T)
+        if T == L {
+            lua_settop(T, 0)
+            mainLuaThreadBusy = false
+            mainChunkRunning.store(false, ordering: .releasing)
+        } else {
+            lua_settop(T, 1)
+            pool.append(T)
+        }
+    }
+
+    /// The main Lua thread when called on the main OS thread and it is free, else a pooled
+    /// thread; index 1 is the message handler. Give it back with `giveBack`. Lock held.
+    func takeThreadForHost() -> OpaquePointer {
+        guard ld_is_main_thread() != 0, !mainLuaThreadBusy, !isClosed else { return takeThread() }
+        mainLuaThreadBusy = true
+        mainChunkRunning.store(true, ordering: .releasing)
+        lua_settop(L, 0)
+        lua_pushcclosure(L, ld_msgh, 0)
+        return L
     }
 
     // MARK: references released from any thread
@@ -301,18 +334,7 @@ public final class Runtime: @unchecked Sendable {
 
     /// Reports the error that `ld_msgh` left on top of `T`'s stack, and pops it. Lock held.
     func reportError(_ T: OpaquePointer, label: String?) {
-        var message = "(no message)"
-        var traceback = ""
-        if lua_type(T, -1) == LUA_TTABLE {
-            lua_rawgeti(T, -1, 1)
-            message = Lua.string(T, -1) ?? message
-            lua_rawgeti(T, -2, 2)
-            traceback = Lua.string(T, -1) ?? ""
-            ld_pop(T, 2)
-        } else if let s = Lua.string(T, -1) {
-            message = s
-        }
-        ld_pop(T, 1)
+        let (message, traceback) = ErrorValue.pop(T)
         handleUncaught(T, message: message, traceback: traceback, label: label)
     }
 

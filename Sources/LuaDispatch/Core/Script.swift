@@ -89,9 +89,32 @@ extension Runtime {
         }
     }
 
+    /// Runs `body` on the main Lua thread, from the main OS thread, with the interpreter held
+    /// and an empty stack (the CLI runs lua.c's driver this way). `body` must not let a Lua
+    /// error escape (call Lua in protected mode). In the trace it is the main chunk, its source
+    /// `traceSource` (the script).
+    package func withMainLuaThread<T>(traceSource: String? = nil, _ body: (OpaquePointer) -> T) -> T {
+        let requested = traceClock()
+        acquire()
+        defer { release() }
+        running.wrappingAdd(1, ordering: .relaxed)
+        defer { running.wrappingSubtract(1, ordering: .relaxed) }
+        let T = takeThreadForHost()
+        precondition(T == L, "withMainLuaThread: call it from the main thread, outside Lua")
+        defer {
+            giveBack(T)
+            drainDeferred()
+        }
+        lua_settop(T, 0)
+        let traced = traceBegin(nil, requested, mainQueue.label, .mainChunk, source: traceSource)
+        defer { traceEnd(traced) }
+        return body(T)
+    }
+
     /// Calls, from a host thread, the function `prepare` pushes (followed by the argument count
-    /// it returns) and returns its results. Each call gets its own pooled Lua thread, so that
-    /// calls from several host threads never share a stack; `close()` waits for it to finish.
+    /// it returns) and returns its results. On the main OS thread it runs on the main Lua thread
+    /// (as `lua` runs its script); elsewhere each call gets its own pooled Lua thread, so that
+    /// calls from several host threads never share a stack. `close()` waits for it to finish.
     private func callOnPooledThread(kind: TraceKind, _ prepare: (OpaquePointer) throws(LuaScriptError) -> Int32) throws(LuaScriptError) -> [LuaValue] {
         let requested = traceClock()
         acquire()
@@ -99,7 +122,7 @@ extension Runtime {
         guard !isClosed else { throw LuaScriptError(message: "the interpreter is closed") }
         running.wrappingAdd(1, ordering: .relaxed)
         defer { running.wrappingSubtract(1, ordering: .relaxed) }
-        let T = takeThread()
+        let T = takeThreadForHost()
         defer { giveBack(T) }
         let count = try prepare(T)
         var traced: Tracer.Open?
@@ -118,13 +141,8 @@ extension Runtime {
 
     /// The error `ld_msgh` left on top of `T`.
     private func scriptError(_ T: OpaquePointer) -> LuaScriptError {
-        if lua_type(T, -1) == LUA_TTABLE {
-            lua_rawgeti(T, -1, 1)
-            lua_rawgeti(T, -2, 2)
-            defer { ld_pop(T, 2) }
-            return LuaScriptError(message: Lua.string(T, -2) ?? "(no message)", traceback: Lua.string(T, -1) ?? "")
-        }
-        return LuaScriptError(message: Lua.string(T, -1) ?? "(error object is not a string)")
+        let (message, traceback) = ErrorValue.pop(T)
+        return LuaScriptError(message: message, traceback: traceback)
     }
 
     /// Converts the values from `index` to the top.

@@ -145,7 +145,14 @@ extension Runtime {
         }
         traceWait(a.name, w.kind, started)
         w.end(outcome)
-        if outcome == .interrupted { throw .message("interrupted (in '\(a.name)')") }
+        if outcome == .interrupted {
+            // Ctrl-C: lua.c's message, and its hook (which would fire again) is spent.
+            if ld_is_main_thread() != 0 && consumeInterruption() {
+                Lua.push(a.L, "interrupted!")
+                throw .raise
+            }
+            throw .message("interrupted (in '\(a.name)')")
+        }
         return try w.results(a, outcome)
     }
 
@@ -154,7 +161,11 @@ extension Runtime {
     private func park<W: Waitable>(_ w: W, _ timeout: Deadline) -> WaitOutcome {
         let waiter = ParkedWaiter()
         let onMain = ld_is_main_thread() != 0
-        if onMain { mainThreadWaiter.withLock { $0 = waiter } }
+        if onMain {
+            mainThreadWaiter.withLock { $0 = waiter }
+            // A SIGINT just before the waiter was published found no wait to end.
+            if interruptPending { waiter.finish(.interrupted) }
+        }
         defer { if onMain { mainThreadWaiter.withLock { $0 = nil } } }
         w.arm(waiter)
         return unlocked {

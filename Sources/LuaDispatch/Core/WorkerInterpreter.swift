@@ -155,9 +155,7 @@ final class WorkerInterpreter {
 
     /// The message of the error `ld_msgh` left on top.
     private static func message(_ L: OpaquePointer) -> String {
-        guard lua_type(L, -1) == LUA_TTABLE else { return Lua.string(L, -1) ?? "(no message)" }
-        lua_rawgeti(L, -1, 1)
-        defer { ld_pop(L, 1) }
-        return Lua.string(L, -1) ?? "(no message)"
+        lua_pushvalue(L, -1)
+        return ErrorValue.pop(L).message
     }
 }

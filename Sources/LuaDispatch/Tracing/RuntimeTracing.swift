@@ -56,9 +56,10 @@ extension Runtime {
     @inline(__always) func traceClock() -> UInt64 { tracer == nil ? 0 : Tracer.clock() }
 
     /// A block whose function is on top of `T` starts (`requested`: `traceClock()` before the lock).
-    @inline(__always) func traceBegin(_ T: OpaquePointer?, _ requested: UInt64, _ label: @autoclosure () -> String?, _ kind: TraceKind, flow: UInt64 = 0) -> Tracer.Open? {
+    @inline(__always) func traceBegin(_ T: OpaquePointer?, _ requested: UInt64, _ label: @autoclosure () -> String?, _ kind: TraceKind, flow: UInt64 = 0,
+                                       source: String? = nil) -> Tracer.Open? {
         guard requested != 0, let tracer else { return nil }
-        return tracer.begin(T, requested: requested, label: label(), kind: kind, flow: flow)
+        return tracer.begin(T, requested: requested, label: label(), kind: kind, flow: flow, source: source)
     }
 
     @inline(__always) func traceEnd(_ open: Tracer.Open?) {

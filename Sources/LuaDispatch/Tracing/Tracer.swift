@@ -143,7 +143,8 @@ final class Tracer: @unchecked Sendable {
     // MARK: recording (lock held)
 
     /// A block whose function is on top of `T` starts now; it asked for the lock at `requested`.
-    func begin(_ T: OpaquePointer?, requested: UInt64, label: String?, kind: TraceKind, flow: UInt64) -> Open {
+    /// Without `T`, `source` names the function (or it is unknown).
+    func begin(_ T: OpaquePointer?, requested: UInt64, label: String?, kind: TraceKind, flow: UInt64, source: String? = nil) -> Open {
         let now = Tracer.clock()
         let tid = Int32(ld_thread_number())
         let name = intern(label ?? "(no queue)")
@@ -155,7 +156,7 @@ final class Tracer: @unchecked Sendable {
         }
         nextSerial += 1
         let open = Open(serial: nextSerial, start: relative(now), tid: tid, name: name, kind: intern(kind.name),
-                        source: T.map(source) ?? intern("?"))
+                        source: T.map(self.source) ?? intern(source ?? "?"))
         running[open.serial] = open
         if flow != 0 {
             append(Event(phase: .flowEnd, category: .flow, tid: tid, name: intern("submit"), ts: open.start, id: flow))

@@ -1,0 +1,27 @@
+// The `lua` stand-alone interpreter's command line (lua.c of Lua 5.4.4), run on an interpreter
+// the host made, with one hook: waiting for input at the REPL's prompt, so that the host can
+// go on servicing its event loop meanwhile.
+#ifndef LUACLI_H
+#define LUACLI_H
+
+#include <lua5.4/lua.h>
+
+#define LDCLI_HAS_ERROR 1
+#define LDCLI_HAS_I 2
+#define LDCLI_HAS_V 4
+#define LDCLI_HAS_E 8
+#define LDCLI_HAS_NOENV 16
+
+/// lua.c's collectargs: the options before the script, as a mask of LDCLI_HAS_* (or exactly
+/// LDCLI_HAS_ERROR); `*first` is the index of the script (argc when none) or of the bad option.
+int ldcli_collectargs(char **argv, int *first);
+
+/// Blocks until file descriptor `fd` is readable, with the interpreter released meanwhile.
+typedef void (*ldcli_wait_fn)(int fd);
+
+/// Runs lua.c's `pmain` on `L` (the libraries already open): LUA_INIT, -e / -l / -W, the
+/// script, the REPL or standard input. Returns 1 when everything ran without error (lua.c's
+/// exit status 0). `wait` (may be NULL) is called before reading each line at the prompt.
+int ldcli_main(lua_State *L, int argc, char **argv, ldcli_wait_fn wait);
+
+#endif

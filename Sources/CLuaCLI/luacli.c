@@ -1,0 +1,436 @@
+// lua.c (Lua 5.4.4, Copyright (C) 1994-2022 Lua.org, PUC-Rio, MIT licence) adapted to an
+// interpreter the host creates: the same options, order, messages and exit statuses. What
+// differs: the state and its libraries come from the host (which honours -E before opening
+// them), the message handler and Ctrl-C handling are the runtime's (identical to lua.c's, in
+// CLuaShim), and the REPL reads lines through readline's callback interface, loaded only when
+// a prompt is shown, calling the host's wait hook before each read.
+#define _GNU_SOURCE
+#include "luacli.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <lua5.4/lauxlib.h>
+#include <lua5.4/lualib.h>
+#include "luashim.h"
+
+#define LUA_INIT_VAR "LUA_INIT"
+
+static const char *progname = "lua";
+static ldcli_wait_fn wait_hook;
+
+static void print_usage(const char *badoption) {
+    lua_writestringerror("%s: ", progname);
+    if (badoption[1] == 'e' || badoption[1] == 'l')
+        lua_writestringerror("'%s' needs argument\n", badoption);
+    else
+        lua_writestringerror("unrecognized option '%s'\n", badoption);
+    lua_writestringerror(
+        "usage: %s [options] [script [args]]\n"
+        "Available options are:\n"
+        "  -e stat   execute string 'stat'\n"
+        "  -i        enter interactive mode after executing 'script'\n"
+        "  -l mod    require library 'mod' into global 'mod'\n"
+        "  -l g=mod  require library 'mod' into global 'g'\n"
+        "  -v        show version information\n"
+        "  -E        ignore environment variables\n"
+        "  -W        turn warnings on\n"
+        "  --        stop handling options\n"
+        "  -         stop handling options and execute stdin\n",
+        progname);
+}
+
+static void l_message(const char *pname, const char *msg) {
+    if (pname) lua_writestringerror("%s: ", pname);
+    lua_writestringerror("%s\n", msg);
+}
+
+static int report(lua_State *L, int status) {
+    if (status != LUA_OK) {
+        const char *msg = lua_tostring(L, -1);
+        l_message(progname, msg);
+        lua_pop(L, 1);
+    }
+    return status;
+}
+
+static int docall(lua_State *L, int narg, int nres) {
+    int status;
+    int base = lua_gettop(L) - narg;
+    lua_pushcfunction(L, ld_msgh);
+    lua_insert(L, base);
+    ld_interrupt_arm(L);
+    status = lua_pcall(L, narg, nres, base);
+    ld_interrupt_disarm();
+    lua_remove(L, base);
+    return status;
+}
+
+static void print_version(void) {
+    lua_writestring(LUA_COPYRIGHT, strlen(LUA_COPYRIGHT));
+    lua_writeline();
+}
+
+static void createargtable(lua_State *L, char **argv, int argc, int script) {
+    int i, narg;
+    if (script == argc) script = 0;
+    narg = argc - (script + 1);
+    lua_createtable(L, narg, script + 1);
+    for (i = 0; i < argc; i++) {
+        lua_pushstring(L, argv[i]);
+        lua_rawseti(L, -2, i - script);
+    }
+    lua_setglobal(L, "arg");
+}
+
+static int dochunk(lua_State *L, int status) {
+    if (status == LUA_OK) status = docall(L, 0, 0);
+    return report(L, status);
+}
+
+static int dofile(lua_State *L, const char *name) { return dochunk(L, luaL_loadfile(L, name)); }
+
+static int dostring(lua_State *L, const char *s, const char *name) {
+    return dochunk(L, luaL_loadbuffer(L, s, strlen(s), name));
+}
+
+static int dolibrary(lua_State *L, char *globname) {
+    int status;
+    char *modname = strchr(globname, '=');
+    if (modname == NULL)
+        modname = globname;
+    else {
+        *modname = '\0';
+        modname++;
+    }
+    lua_getglobal(L, "require");
+    lua_pushstring(L, modname);
+    status = docall(L, 1, 1);
+    if (status == LUA_OK) lua_setglobal(L, globname);
+    return report(L, status);
+}
+
+static int pushargs(lua_State *L) {
+    int i, n;
+    if (lua_getglobal(L, "arg") != LUA_TTABLE) luaL_error(L, "'arg' is not a table");
+    n = (int)luaL_len(L, -1);
+    luaL_checkstack(L, n + 3, "too many arguments to script");
+    for (i = 1; i <= n; i++) lua_rawgeti(L, -i, i);
+    lua_remove(L, -i);
+    return n;
+}
+
+static int handle_script(lua_State *L, char **argv) {
+    int status;
+    const char *fname = argv[0];
+    if (strcmp(fname, "-") == 0 && strcmp(argv[-1], "--") != 0) fname = NULL;
+    status = luaL_loadfile(L, fname);
+    if (status == LUA_OK) {
+        int n = pushargs(L);
+        status = docall(L, n, LUA_MULTRET);
+    }
+    return report(L, status);
+}
+
+#define has_error LDCLI_HAS_ERROR
+#define has_i LDCLI_HAS_I
+#define has_v LDCLI_HAS_V
+#define has_e LDCLI_HAS_E
+#define has_E LDCLI_HAS_NOENV
+
+int ldcli_collectargs(char **argv, int *first) {
+    int args = 0;
+    int i;
+    for (i = 1; argv[i] != NULL; i++) {
+        *first = i;
+        if (argv[i][0] != '-') return args;
+        switch (argv[i][1]) {
+        case '-':
+            if (argv[i][2] != '\0') return has_error;
+            *first = i + 1;
+            return args;
+        case '\0':
+            return args;
+        case 'E':
+            if (argv[i][2] != '\0') return has_error;
+            args |= has_E;
+            break;
+        case 'W':
+            if (argv[i][2] != '\0') return has_error;
+            break;
+        case 'i':
+            args |= has_i;  // -i implies -v
+            /* FALLTHROUGH */
+        case 'v':
+            if (argv[i][2] != '\0') return has_error;
+            args |= has_v;
+            break;
+        case 'e':
+            args |= has_e;
+            /* FALLTHROUGH */
+        case 'l':
+            if (argv[i][2] == '\0') {
+                i++;
+                if (argv[i] == NULL || argv[i][0] == '-') return has_error;
+            }
+            break;
+        default:
+            return has_error;
+        }
+    }
+    *first = i;
+    return args;
+}
+
+static int runargs(lua_State *L, char **argv, int n) {
+    int i;
+    for (i = 1; i < n; i++) {
+        int option = argv[i][1];
+        switch (option) {
+        case 'e':
+        case 'l': {
+            int status;
+            char *extra = argv[i] + 2;
+            if (*extra == '\0') extra = argv[++i];
+            status = (option == 'e') ? dostring(L, extra, "=(command line)") : dolibrary(L, extra);
+            if (status != LUA_OK) return 0;
+            break;
+        }
+        case 'W':
+            lua_warning(L, "@on", 0);
+            break;
+        }
+    }
+    return 1;
+}
+
+static int handle_luainit(lua_State *L) {
+    const char *name = "=" LUA_INIT_VAR LUA_VERSUFFIX;
+    const char *init = getenv(name + 1);
+    if (init == NULL) {
+        name = "=" LUA_INIT_VAR;
+        init = getenv(name + 1);
+    }
+    if (init == NULL) return LUA_OK;
+    else if (init[0] == '@') return dofile(L, init + 1);
+    else return dostring(L, init, name);
+}
+
+// MARK: the REPL
+
+#define LUA_PROMPT "> "
+#define LUA_PROMPT2 ">> "
+#define LUA_MAXINPUT 512
+
+// GNU readline, loaded at the first prompt (as lua5.4 links it: same editing and history).
+static struct {
+    int tried, ok;
+    void (*install)(const char *, void (*)(char *));
+    void (*read_char)(void);
+    void (*remove)(void);
+    void (*add_history)(const char *);
+} rl;
+static char *rl_line;
+static int rl_done;
+
+static void load_readline(void) {
+    if (rl.tried) return;
+    rl.tried = 1;
+    void *h = dlopen("libreadline.so.8", RTLD_NOW | RTLD_GLOBAL);
+    if (h == NULL) return;
+    rl.install = (void (*)(const char *, void (*)(char *)))dlsym(h, "rl_callback_handler_install");
+    rl.read_char = (void (*)(void))dlsym(h, "rl_callback_read_char");
+    rl.remove = (void (*)(void))dlsym(h, "rl_callback_handler_remove");
+    rl.add_history = (void (*)(const char *))dlsym(h, "add_history");
+    const char **name = (const char **)dlsym(h, "rl_readline_name");
+    if (name) *name = "lua";
+    rl.ok = rl.install && rl.read_char && rl.remove && rl.add_history;
+}
+
+static void on_line(char *line) {
+    rl_line = line;
+    rl_done = 1;
+    rl.remove();
+}
+
+// Bytes stdio has already read from fd 0 and not handed out yet (glibc).
+static int stdin_buffered(void) { return stdin->_IO_read_ptr < stdin->_IO_read_end; }
+
+// Returns a malloc'd line without its newline, or NULL at end of input.
+static char *read_line(const char *prompt) {
+    load_readline();
+    if (rl.ok) {
+        rl_done = 0;
+        rl_line = NULL;
+        rl.install(prompt, on_line);
+        while (!rl_done) {
+            if (wait_hook) wait_hook(0);
+            rl.read_char();
+        }
+        return rl_line;
+    }
+    fputs(prompt, stdout);
+    fflush(stdout);
+    if (wait_hook && !stdin_buffered()) wait_hook(0);
+    char *b = malloc(LUA_MAXINPUT);
+    if (b == NULL || fgets(b, LUA_MAXINPUT, stdin) == NULL) {
+        free(b);
+        return NULL;
+    }
+    return b;
+}
+
+static void saveline(const char *line) {
+    if (rl.ok) rl.add_history(line);
+}
+
+static const char *get_prompt(lua_State *L, int firstline) {
+    if (lua_getglobal(L, firstline ? "_PROMPT" : "_PROMPT2") == LUA_TNIL)
+        return (firstline ? LUA_PROMPT : LUA_PROMPT2);
+    else {
+        const char *p = luaL_tolstring(L, -1, NULL);
+        lua_remove(L, -2);
+        return p;
+    }
+}
+
+#define EOFMARK "<eof>"
+#define marklen (sizeof(EOFMARK) / sizeof(char) - 1)
+
+static int incomplete(lua_State *L, int status) {
+    if (status == LUA_ERRSYNTAX) {
+        size_t lmsg;
+        const char *msg = lua_tolstring(L, -1, &lmsg);
+        if (lmsg >= marklen && strcmp(msg + lmsg - marklen, EOFMARK) == 0) {
+            lua_pop(L, 1);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int pushline(lua_State *L, int firstline) {
+    size_t l;
+    const char *prmt = get_prompt(L, firstline);
+    char *b = read_line(prmt);
+    if (b == NULL) return 0;
+    lua_pop(L, 1);
+    l = strlen(b);
+    if (l > 0 && b[l - 1] == '\n') b[--l] = '\0';
+    if (firstline && b[0] == '=')
+        lua_pushfstring(L, "return %s", b + 1);
+    else
+        lua_pushlstring(L, b, l);
+    free(b);
+    return 1;
+}
+
+static int addreturn(lua_State *L) {
+    const char *line = lua_tostring(L, -1);
+    const char *retline = lua_pushfstring(L, "return %s;", line);
+    int status = luaL_loadbuffer(L, retline, strlen(retline), "=stdin");
+    if (status == LUA_OK) {
+        lua_remove(L, -2);
+        if (line[0] != '\0') saveline(line);
+    } else
+        lua_pop(L, 2);
+    return status;
+}
+
+static int multiline(lua_State *L) {
+    for (;;) {
+        size_t len;
+        const char *line = lua_tolstring(L, 1, &len);
+        int status = luaL_loadbuffer(L, line, len, "=stdin");
+        if (!incomplete(L, status) || !pushline(L, 0)) {
+            saveline(line);
+            return status;
+        }
+        lua_pushliteral(L, "\n");
+        lua_insert(L, -2);
+        lua_concat(L, 3);
+    }
+}
+
+static int loadline(lua_State *L) {
+    int status;
+    lua_settop(L, 0);
+    if (!pushline(L, 1)) return -1;
+    if ((status = addreturn(L)) != LUA_OK) status = multiline(L);
+    lua_remove(L, 1);
+    return status;
+}
+
+static void l_print(lua_State *L) {
+    int n = lua_gettop(L);
+    if (n > 0) {
+        luaL_checkstack(L, LUA_MINSTACK, "too many results to print");
+        lua_getglobal(L, "print");
+        lua_insert(L, 1);
+        if (lua_pcall(L, n, 0, 0) != LUA_OK)
+            l_message(progname, lua_pushfstring(L, "error calling 'print' (%s)", lua_tostring(L, -1)));
+    }
+}
+
+static void doREPL(lua_State *L) {
+    int status;
+    const char *oldprogname = progname;
+    progname = NULL;
+    while ((status = loadline(L)) != -1) {
+        if (status == LUA_OK) status = docall(L, 0, LUA_MULTRET);
+        if (status == LUA_OK) l_print(L);
+        else report(L, status);
+    }
+    lua_settop(L, 0);
+    lua_writeline();
+    progname = oldprogname;
+}
+
+static int pmain(lua_State *L) {
+    int argc = (int)lua_tointeger(L, 1);
+    char **argv = (char **)lua_touserdata(L, 2);
+    int script;
+    int args = ldcli_collectargs(argv, &script);
+    luaL_checkversion(L);
+    if (argv[0] && argv[0][0]) progname = argv[0];
+    if (args == has_error) {
+        print_usage(argv[script]);
+        return 0;
+    }
+    if (args & has_v) print_version();
+    createargtable(L, argv, argc, script);
+    lua_gc(L, LUA_GCGEN, 0, 0);
+    if (!(args & has_E)) {
+        if (handle_luainit(L) != LUA_OK) return 0;
+    }
+    if (!runargs(L, argv, script)) return 0;
+    if (script < argc && handle_script(L, argv + script) != LUA_OK) return 0;
+    if (args & has_i)
+        doREPL(L);
+    else if (script == argc && !(args & (has_e | has_v))) {
+        if (isatty(0)) {
+            print_version();
+            doREPL(L);
+        } else
+            dofile(L, NULL);
+    }
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+int ldcli_main(lua_State *L, int argc, char **argv, ldcli_wait_fn wait) {
+    int status, result;
+    wait_hook = wait;
+    if (argv[0] && argv[0][0]) progname = argv[0];
+    lua_pushcfunction(L, &pmain);
+    lua_pushinteger(L, argc);
+    lua_pushlightuserdata(L, argv);
+    status = lua_pcall(L, 2, 1, 0);
+    result = lua_toboolean(L, -1);
+    report(L, status);
+    lua_settop(L, 0);
+    return result && status == LUA_OK;
+}

@@ -1,0 +1,73 @@
+// Ctrl-C as lua.c handles it: the signal handler only sets a hook on the main Lua thread, and
+// the hook raises "interrupted!" at the next instruction. A wait the main thread is parked in
+// runs no instruction, so the handler also writes to an eventfd that the runtime watches.
+#define _GNU_SOURCE
+#include "luashim.h"
+
+#include <signal.h>
+#include <stdint.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+static lua_State *volatile interrupt_L;
+static volatile int interrupt_fd = -1;
+
+static void setsignal(int sig, void (*handler)(int)) {
+    struct sigaction sa;
+    sa.sa_handler = handler;
+    sa.sa_flags = 0;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sig, &sa, NULL);
+}
+
+static void lstop(lua_State *L, lua_Debug *ar) {
+    (void)ar;
+    lua_sethook(L, NULL, 0, 0);
+    luaL_error(L, "interrupted!");
+}
+
+static void laction(int i) {
+    int flag = LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE | LUA_MASKCOUNT;
+    setsignal(i, SIG_DFL);  // a second Ctrl-C ends the process
+    lua_sethook(interrupt_L, lstop, flag, 1);
+    if (interrupt_fd >= 0) {
+        uint64_t one = 1;
+        ssize_t n = write(interrupt_fd, &one, sizeof one);
+        (void)n;
+    }
+}
+
+void ld_interrupt_set_fd(int fd) { interrupt_fd = fd; }
+
+int ld_interrupt_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
+
+void ld_interrupt_arm(lua_State *L) {
+    interrupt_L = L;
+    setsignal(SIGINT, laction);
+}
+
+void ld_interrupt_disarm(void) { setsignal(SIGINT, SIG_DFL); }
+
+int ld_interrupt_pending(lua_State *L) { return L != NULL && lua_gethook(L) == lstop; }
+
+int ld_interrupt_clear(lua_State *L) {
+    if (!ld_interrupt_pending(L)) return 0;
+    lua_sethook(L, NULL, 0, 0);
+    return 1;
+}
+
+// MARK: the main queue without a run loop
+
+// libdispatch's hooks for a host run loop (what CoreFoundation's run loop uses on Linux): the
+// main queue's eventfd becomes readable when the queue has work, and the callback drains it.
+extern int _dispatch_get_main_queue_handle_4CF(void);
+extern void _dispatch_main_queue_callback_4CF(void *msg);
+
+int ld_main_queue_handle(void) { return _dispatch_get_main_queue_handle_4CF(); }
+
+void ld_main_queue_drain(void) {
+    uint64_t value;
+    ssize_t n = read(_dispatch_get_main_queue_handle_4CF(), &value, sizeof value);
+    (void)n;
+    _dispatch_main_queue_callback_4CF(NULL);
+}

@@ -1,0 +1,69 @@
+import CLua
+import CLuaShim
+import Dispatch
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Ctrl-C as `lua` handles it. While a chunk runs on the main Lua thread with the handler armed
+/// (`ld_interrupt_arm`), SIGINT sets a hook there that raises "interrupted!" at the next
+/// instruction. A wait the main thread is parked in runs no instruction: the handler also writes
+/// to an eventfd, and a read source on it ends that wait, which then raises "interrupted!" too.
+/// A signal that arrives just before the main thread parks is seen by `park` itself, which
+/// checks for a pending interruption after publishing its waiter.
+final class Interruption: @unchecked Sendable {
+    let fd: Int32
+    let source: DispatchSourceRead
+
+    init(_ rt: Runtime) {
+        fd = ld_interrupt_eventfd()
+        source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: .global())
+        source.setEventHandler { [fd, weak rt] in
+            var value: UInt64 = 0
+            _ = read(fd, &value, 8)
+            guard let rt else { return }
+            if !rt.interruptMainThreadWait() { rt.interruptedWhileIdle() }
+        }
+        ld_interrupt_set_fd(fd)
+        source.resume()
+    }
+
+    func stop() {
+        ld_interrupt_set_fd(-1)
+        source.cancel()
+        close(fd)
+    }
+}
+
+extension Runtime {
+    /// Makes SIGINT (armed by the CLI around each chunk it runs on the main Lua thread) end a
+    /// dispatch wait the main thread is blocked in, with "interrupted!". Waits on the main thread
+    /// park from now on, so that they can be ended. `whenIdle` runs (on a Dispatch thread) for a
+    /// SIGINT that arrives while no chunk runs: after the script, while the main queue is serviced.
+    package func enableInterruption(whenIdle: @escaping @Sendable () -> Void) {
+        parksMainThreadWaits.store(true, ordering: .releasing)
+        interruption.withLock { state in
+            if state == nil { state = (Interruption(self), whenIdle) }
+        }
+    }
+
+    /// A SIGINT that ended no wait: if no chunk runs on the main Lua thread (whose hook will
+    /// fire otherwise), the host's `whenIdle` decides.
+    func interruptedWhileIdle() {
+        guard !mainChunkRunning.load(ordering: .acquiring) else { return }
+        interruption.withLock { $0?.whenIdle }?()
+    }
+
+    /// Arms lua.c's SIGINT handler for code on the main Lua thread (the CLI disarms it).
+    package func armInterruption() { ld_interrupt_arm(L) }
+
+    /// Whether the interruption pending on the main Lua thread was consumed here: the wait that
+    /// ended with `.interrupted` raises "interrupted!" (lua.c's message) instead of its hook.
+    func consumeInterruption() -> Bool { ld_interrupt_clear(L) != 0 }
+
+    /// Whether SIGINT is pending on the main Lua thread (its hook set and not fired yet).
+    var interruptPending: Bool { ld_interrupt_pending(L) != 0 }
+}
+

@@ -1,0 +1,133 @@
+import CLuaCLI
+import LuaDispatch
+import TraceView
+
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
+/// `luadispatch`: the command line of `lua` (lua.c, run by CLuaCLI on this runtime's main Lua
+/// thread), plus `run FILE` as an alias of `FILE`, `--trace FILE` before the script, and the
+/// `scenarios` and `trace` subcommands. After the script the main queue is serviced until no
+/// work is left. No argument-parsing library: `lua`'s syntax (options end at the script name,
+/// everything after belongs to the script) is lua.c's own loop.
+enum CLI {
+    static func main() -> Never {
+        var args = CommandLine.arguments
+        let programName = args.first.map { $0.isEmpty ? "lua" : $0 } ?? "luadispatch"
+        if args.count > 1 {
+            switch args[1] {
+            case "scenarios":
+                exit(ScenariosCommand.main(Array(args.dropFirst(2)), programName: programName))
+            case "trace":
+                exit(TraceCommand.main(Array(args.dropFirst(2)), programName: programName))
+            case "run":
+                args.remove(at: 1)
+            default:
+                break
+            }
+        }
+        args = takeTraceOption(args, programName: programName)
+        exit(runLua(args, programName: programName))
+    }
+
+    /// `--trace FILE` among the options (before the script): the runtime reads
+    /// LUADISPATCH_TRACE when it starts.
+    static func takeTraceOption(_ args: [String], programName: String) -> [String] {
+        var out = [args[0]]
+        var i = 1
+        while i < args.count {
+            let a = args[i]
+            if a == "--trace" {
+                guard i + 1 < args.count else {
+                    writeError("\(programName): '--trace' needs argument\n")
+                    exit(1)
+                }
+                setenv("LUADISPATCH_TRACE", args[i + 1], 1)
+                i += 2
+                continue
+            }
+            out.append(a)
+            i += 1
+            // Options end at the script name, "--" or "-"; -e and -l take the next argument.
+            if !a.hasPrefix("-") || a == "--" || a == "-" { break }
+            if (a == "-e" || a == "-l") && i < args.count {
+                out.append(args[i])
+                i += 1
+            }
+        }
+        out.append(contentsOf: args[i...])
+        return out
+    }
+
+    static func runLua(_ args: [String], programName: String) -> Int32 {
+        // C strings that live until exit (lua.c keeps pointers into argv).
+        let argc = Int32(args.count)
+        let argv = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: args.count + 1)
+        for (i, a) in args.enumerated() { argv[i] = strdup(a) }
+        argv[args.count] = nil
+        var first: Int32 = 0
+        let mask = ldcli_collectargs(argv, &first)
+        let noEnv = mask != LDCLI_HAS_ERROR && mask & LDCLI_HAS_NOENV != 0
+        let runtime = Runtime(ignoreEnvironment: noEnv)
+        ScenarioModule.install(runtime, scriptDirectory: first < argc ? directory(of: args[Int(first)]) : nil)
+        runtime.uncaughtErrorHandler = { error in
+            writeError("\(programName): \(error.label == nil ? "error: " : "")\(error)\n")
+        }
+        runtime.enableInterruption {
+            // SIGINT while the main queue is serviced after the script: as `lua`, which
+            // would have ended with the script, stop with "interrupted!" and status 1.
+            fflush(nil)
+            writeError("\(programName): interrupted!\n")
+            _exit(1)
+        }
+        Session.runtime = runtime
+        let script = first < argc ? args[Int(first)] : nil
+        let ok = runtime.withMainLuaThread(traceSource: script) { L in ldcli_main(L, argc, argv, Session.waitForInput) } != 0
+        guard ok else {
+            fflush(nil)
+            // Blocks the chunk started may still run, even parked for ever in a wait: close
+            // only an idle interpreter (leak checkers then see a clean exit).
+            if runtime.pendingWork == 0 { runtime.close() }
+            return 1
+        }
+        runtime.armInterruption()
+        runtime.runUntilIdle()
+        let status = runtime.exitStatus
+        runtime.close()
+        return status
+    }
+
+    static func directory(of path: String) -> String? {
+        guard path != "-", let slash = path.lastIndex(of: "/") else { return path == "-" ? nil : "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    static func writeError(_ s: String) {
+        fflush(stdout)
+        fputs(s, stderr)
+        fflush(stderr)
+    }
+
+    static func exit(_ status: Int32) -> Never {
+        fflush(nil)
+        Glibc.exit(status)
+    }
+}
+
+/// What the C REPL calls back into.
+enum Session {
+    nonisolated(unsafe) static var runtime: Runtime?
+
+    /// The REPL waits for a line while the main queue keeps running.
+    static let waitForInput: @convention(c) (Int32) -> Void = { fd in
+        Session.runtime?.waitServicingMainQueue(fd: fd)
+    }
+}
+
+/// `luadispatch trace ...`: the tracing subcommands (`trace view TRACE.json [-o FILE.html]`).
+enum TraceCommand {
+    static func main(_ arguments: [String], programName: String) -> Int32 {
+        TraceView.main(arguments)
+    }
+}
