@@ -128,5 +128,5 @@ enum CoreRows {
 }
 
 enum Rows {
-    static var all: [Row] { CoreRows.rows + ParallelRows.rows + IORows.rows + ProcessRows.rows + TaskRows.rows }
+    static var all: [Row] { CoreRows.rows + ParallelRows.rows + IORows.rows + ProcessRows.rows + TaskRows.rows + TraceRows.rows }
 }

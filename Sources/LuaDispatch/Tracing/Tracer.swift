@@ -76,9 +76,16 @@ final class Tracer: @unchecked Sendable {
     private var stringIndex: [String: Int32] = [:]
     private var sourceIndex: [SourceKey: Int32] = [:]
     private var nextFlow: UInt64 = 0
-    /// Blocks started and not ended, by serial: written as unfinished if the process ends first.
-    private var running: [Int: Open] = [:]
-    private var nextSerial = 0
+    /// Blocks started and not ended, by slot (`Open.serial`): written as unfinished if the
+    /// process ends first. Slots are reused through `freeSlots`, so this costs no hashing.
+    private var running: [Open?] = []
+    private var freeSlots: [Int] = []
+    /// Strings every block uses, interned once: "submit", "lock", and the kinds by raw value.
+    private var submitName: Int32 = 0, lockName: Int32 = 0
+    private var kindNames: [Int32] = []
+    /// The last label and source looked up: consecutive blocks of one queue skip the hashing.
+    private var lastLabel = "", lastLabelIndex: Int32 = -1
+    private var lastSource: SourceKey?, lastSourceIndex: Int32 = -1
     /// Set once the trace went to `path`.
     var written = false
 
@@ -92,6 +99,13 @@ final class Tracer: @unchecked Sendable {
         self.limit = max(limit, 16)
         origin = Tracer.clock()
         events.reserveCapacity(min(self.limit, 1 << 14))
+        submitName = intern("submit")
+        lockName = intern("lock")
+        var k: UInt8 = 0
+        while let kind = TraceKind(rawValue: k) {
+            kindNames.append(intern(kind.name))
+            k += 1
+        }
     }
 
     /// Monotonic nanoseconds, never 0 (0 means "not traced" to callers).
@@ -126,7 +140,12 @@ final class Tracer: @unchecked Sendable {
         lua_pushvalue(T, -1)
         guard lua_getinfo(T, ">S", &ar) != 0, let chunk = ar.source else { return intern("?") }
         let key = SourceKey(chunk: chunk, line: ar.linedefined)
-        if let i = sourceIndex[key] { return i }
+        if key == lastSource { return lastSourceIndex }
+        if let i = sourceIndex[key] {
+            lastSource = key
+            lastSourceIndex = i
+            return i
+        }
         var name = String(cString: chunk)
         if name.hasPrefix("@") || name.hasPrefix("=") {
             name.removeFirst()
@@ -147,25 +166,35 @@ final class Tracer: @unchecked Sendable {
     func begin(_ T: OpaquePointer?, requested: UInt64, label: String?, kind: TraceKind, flow: UInt64, source: String? = nil) -> Open {
         let now = Tracer.clock()
         let tid = Int32(ld_thread_number())
-        let name = intern(label ?? "(no queue)")
+        let name: Int32
+        if let label, label == lastLabel, lastLabelIndex >= 0 {
+            name = lastLabelIndex
+        } else {
+            name = intern(label ?? "(no queue)")
+            if let label {
+                lastLabel = label
+                lastLabelIndex = name
+            }
+        }
         // Waits for the lock shorter than a microsecond are the uncontended lock itself.
         if now > requested + 1_000 {
             let from = relative(requested)
-            append(Event(phase: .complete, category: .lock, tid: tid, name: intern("lock"), arg1: name,
+            append(Event(phase: .complete, category: .lock, tid: tid, name: lockName, arg1: name,
                          ts: from, dur: relative(now) - from))
         }
-        nextSerial += 1
-        let open = Open(serial: nextSerial, start: relative(now), tid: tid, name: name, kind: intern(kind.name),
+        let slot = freeSlots.popLast() ?? running.count
+        let open = Open(serial: slot, start: relative(now), tid: tid, name: name, kind: kindNames[Int(kind.rawValue)],
                         source: T.map(self.source) ?? intern(source ?? "?"))
-        running[open.serial] = open
+        if slot == running.count { running.append(open) } else { running[slot] = open }
         if flow != 0 {
-            append(Event(phase: .flowEnd, category: .flow, tid: tid, name: intern("submit"), ts: open.start, id: flow))
+            append(Event(phase: .flowEnd, category: .flow, tid: tid, name: submitName, ts: open.start, id: flow))
         }
         return open
     }
 
     func end(_ open: Open) {
         running[open.serial] = nil
+        freeSlots.append(open.serial)
         let now = relative(Tracer.clock())
         append(Event(phase: .complete, category: .block, tid: open.tid, name: open.name, arg1: open.kind,
                      arg2: open.source, ts: open.start, dur: now > open.start ? now - open.start : 0))
@@ -173,7 +202,7 @@ final class Tracer: @unchecked Sendable {
 
     /// Ends, as unfinished, every block still running (the process is ending).
     func endRunning() {
-        for open in running.values.sorted(by: { $0.serial < $1.serial }) {
+        for case let open? in running.sorted(by: { ($0?.start ?? 0) < ($1?.start ?? 0) }) {
             end(open)
             events[events.count - 1].unfinished = true
         }
@@ -182,7 +211,7 @@ final class Tracer: @unchecked Sendable {
     /// A submission from the calling thread: the start of a flow; returns its id.
     func flowStart() -> UInt64 {
         nextFlow += 1
-        append(Event(phase: .flowStart, category: .flow, tid: Int32(ld_thread_number()), name: intern("submit"),
+        append(Event(phase: .flowStart, category: .flow, tid: Int32(ld_thread_number()), name: submitName,
                      ts: relative(Tracer.clock()), id: nextFlow))
         return nextFlow
     }
