@@ -63,8 +63,10 @@ struct TimelineSVG {
             o += "<text class=\"lane-name\" x=\"6\" y=\"\(f(lane.top + 15))\">\(esc(name))</text></g>\n"
         }
         o += "<g clip-path=\"url(#plot)\">\n"
-        // Slices: outer ones first so inner ones draw on top.
-        for s in model.slices.sorted(by: { $0.depth < $1.depth }) {
+        // Slices: outer ones first so inner ones draw on top. A static picture merges runs of
+        // slices too narrow to see apart (200,000 iterations make one bar, not 200,000 rects).
+        let drawn = interactive ? model.slices.map { ($0, 1) } : Self.merged(model.slices, scale: scale)
+        for (s, count) in drawn.sorted(by: { $0.0.depth < $1.0.depth }) {
             guard let top = laneTop[s.tid] else { continue }
             let y = top + 4 + Double(s.depth) * Self.rowHeight
             let w = max(s.dur * scale, 1)
@@ -74,7 +76,7 @@ struct TimelineSVG {
             case .block:
                 cls = "block"
                 fill = color(s.name)
-                info = "\(s.name) · \(s.args["kind"] ?? "") · \(s.args["source"] ?? "")"
+                info = (count > 1 ? "\(count) blocks: " : "") + "\(s.name) · \(s.args["kind"] ?? "") · \(s.args["source"] ?? "")"
             case .wait:
                 cls = "wait"
                 fill = "url(#hatch)"
@@ -84,7 +86,7 @@ struct TimelineSVG {
                 fill = "#d62728"
                 info = "waiting for the interpreter" + (s.args["queue"].map { " (block of \($0))" } ?? "")
             }
-            let title = "\(info)\n\(thread), start \(ms(s.start - t0)), \(ms(s.dur))"
+            let title = "\(info)\n\(thread), start \(ms(s.start - t0)), \(ms(s.dur))" + (count > 1 ? " in all" : "")
             let h = s.kind == .lock ? 6.0 : Self.rowHeight - 2
             o += "<rect class=\"\(cls)\" x=\"\(f(x(s.start)))\" y=\"\(f(s.kind == .lock ? y + 4 : y))\" width=\"\(f(w))\" height=\"\(f(h))\" "
             o += "fill=\"\(fill)\"\(s.kind == .block ? " stroke=\"#0003\"" : " opacity=\"0.8\"") data-t0=\"\(f(s.start))\" data-t1=\"\(f(s.end))\">"
@@ -103,7 +105,8 @@ struct TimelineSVG {
             let k = Key(tid: s.tid, ts: Int64((s.start * 1000).rounded()))
             blockRow[k] = max(blockRow[k] ?? 0, s.depth)
         }
-        for fl in model.flows {
+        // A static picture shows the first flows only: past a few hundred they are a grey wash.
+        for fl in interactive ? model.flows[...] : model.flows.prefix(Self.staticFlowLimit) {
             guard let from = fl.from, let to = fl.to, let fromTop = laneTop[from.tid], let toTop = laneTop[to.tid] else { continue }
             let row = blockRow[Key(tid: to.tid, ts: Int64((to.ts * 1000).rounded()))] ?? 0
             let y0 = fromTop + 4 + Self.rowHeight / 2, y1 = toTop + 4 + Double(row) * Self.rowHeight + Self.rowHeight / 2
@@ -139,6 +142,33 @@ struct TimelineSVG {
         }
         o += "</g>\n</svg>\n"
         return o
+    }
+
+    static let staticFlowLimit = 400
+
+    /// Runs of same-row, same-queue slices each under a pixel wide and under a pixel apart,
+    /// as one slice and how many it stands for.
+    static func merged(_ slices: [TraceModel.Slice], scale: Double) -> [(TraceModel.Slice, Int)] {
+        // Grouped by row and kind first: lock waits interleaved with blocks merge among themselves.
+        let sorted = slices.sorted {
+            if ($0.tid, $0.depth, $0.kind.rawValue, $0.name) != ($1.tid, $1.depth, $1.kind.rawValue, $1.name) {
+                return ($0.tid, $0.depth, $0.kind.rawValue, $0.name) < ($1.tid, $1.depth, $1.kind.rawValue, $1.name)
+            }
+            return $0.start < $1.start
+        }
+        var out: [(TraceModel.Slice, Int)] = []
+        for s in sorted {
+            if let (last, n) = out.last, last.tid == s.tid, last.depth == s.depth, last.kind == s.kind,
+               last.name == s.name, s.dur * scale < 1, (s.start - last.end) * scale < 1,
+               n > 1 || last.dur * scale < 1 {
+                let end = max(last.end, s.end)
+                out[out.count - 1] = (TraceModel.Slice(kind: last.kind, tid: last.tid, start: last.start, dur: end - last.start,
+                                                       name: last.name, args: last.args, depth: last.depth), n + 1)
+            } else {
+                out.append((s, 1))
+            }
+        }
+        return out
     }
 
     private struct Key: Hashable {
