@@ -82,7 +82,7 @@ enum TimelinePage {
               } else if (e.tagName === "text") {
                 var x0 = Math.max(X(a), L), x1 = X(+e.dataset.t1);
                 e.setAttribute("x", x0 + 2);
-                e.setAttribute("visibility", x1 - x0 > 60 ? "visible" : "hidden");
+                e.setAttribute("visibility", x1 - x0 > e.textContent.length * 6 + 4 ? "visible" : "hidden");
               } else {
                 e.setAttribute("x", X(a));
                 e.setAttribute("width", Math.max(X(+e.dataset.t1) - X(a), 1));

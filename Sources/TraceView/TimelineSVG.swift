@@ -92,10 +92,15 @@ struct TimelineSVG {
             o += "fill=\"\(fill)\"\(s.kind == .block ? " stroke=\"#0003\"" : " opacity=\"0.8\"") data-t0=\"\(f(s.start))\" data-t1=\"\(f(s.end))\">"
             o += "<title>\(esc(title))</title></rect>"
             if s.kind == .block {
-                let file = s.args["source"].map { String($0.split(separator: "/").last ?? "") } ?? ""
-                let label = s.args["kind"] == "main chunk" ? "main chunk" : "\(s.args["kind"] ?? "") \(file)"
+                // The kind and the function's line; the tooltip has the whole source.
+                let line = s.args["source"].flatMap { $0.split(separator: ":").last.map(String.init) } ?? ""
+                var label = s.args["kind"] == "main chunk" || Int(line) == nil ? (s.args["kind"] ?? "") : "\(s.args["kind"] ?? "") :\(line)"
+                if count > 1 { label = "\(count) × " + label }
+                // A static picture cannot measure text: keep what fits at about 6 px a character.
+                let fits = Int((w - 4) / 6)
+                if !interactive && label.count > fits { label = fits >= 4 ? String(label.prefix(fits - 1)) + "…" : "" }
                 o += "<text class=\"label\" x=\"\(f(x(s.start) + 2))\" y=\"\(f(y + 11))\" data-t0=\"\(f(s.start))\" data-t1=\"\(f(s.end))\""
-                o += (w < 60 ? " visibility=\"hidden\"" : "") + ">\(esc(label))</text>"
+                o += (w < Double(label.count) * 6 + 4 ? " visibility=\"hidden\"" : "") + ">\(esc(label))</text>"
             }
             o += "\n"
         }
