@@ -32,7 +32,7 @@ struct TimelineSVG {
 
     func render(interactive: Bool) -> String {
         let (t0, t1) = model.timeRange
-        let plot = width - Self.labelWidth - 10
+        let plot = width - Self.labelWidth - 40  // room for the last tick's label
         let scale = plot / (t1 - t0)
         func x(_ t: Double) -> Double { Self.labelWidth + (t - t0) * scale }
         let lanes = laneLayout

@@ -99,6 +99,10 @@ struct TraceModel {
         }
         for s in slices where threads[s.tid] == nil { threads[s.tid] = "thread \(s.tid)" }
         flows.removeAll { $0.from == nil || $0.to == nil }
+        // Colours in order of first start (the file is in order of ends).
+        var first: [String: Double] = [:]
+        for s in slices where s.kind == .block { first[s.name] = min(first[s.name] ?? .infinity, s.start) }
+        queues.sort { first[$0, default: 0] < first[$1, default: 0] }
         assignDepths()
     }
 
