@@ -51,23 +51,9 @@ final class LuaCompatTests: XCTestCase {
     }
 
     static func run(_ exe: URL, _ args: [String], stdin: String?, env: [String: String], dir: URL) throws -> CLIResult {
-        let p = Process()
-        p.executableURL = exe
-        p.arguments = args
-        p.environment = env
-        p.currentDirectoryURL = dir
-        let out = Pipe(), err = Pipe(), input = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        p.standardInput = input
-        try p.run()
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try input.fileHandleForWriting.close()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        let norm = { (d: Data) in String(decoding: d, as: UTF8.self).replacingOccurrences(of: exe.path, with: "PROG") }
-        return CLIResult(status: p.terminationStatus, stdout: norm(o), stderr: norm(e))
+        let r = try CLI.run(args, stdin: stdin, environment: env, directory: dir, executable: exe)
+        let norm = { (s: String) in s.replacingOccurrences(of: exe.path, with: "PROG") }
+        return CLIResult(status: r.status, stdout: norm(r.stdout), stderr: norm(r.stderr))
     }
 
     func testStringsRunInOrder() throws {

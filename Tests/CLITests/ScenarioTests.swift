@@ -171,8 +171,10 @@ final class ScenarioTests: XCTestCase {
             (["scenarios", "list", "--check"], "luadispatch: scenarios list: unrecognized option '--check'"),
         ] {
             let r = try CLI.run(arguments)
+            // Messages start with the program name as `lua`'s do: argv[0], here the binary's path.
+            let expected = CLI.binary.path + message.dropFirst("luadispatch".count)
             XCTAssertEqual(r.status, 1, "\(arguments)")
-            XCTAssertTrue(r.stderr.hasPrefix(message + "\n"), "\(arguments): \(r.stderr)")
+            XCTAssertTrue(r.stderr.hasPrefix(expected + "\n"), "\(arguments): \(r.stderr)")
             XCTAssertEqual(r.stdout, "", "\(arguments)")
         }
     }

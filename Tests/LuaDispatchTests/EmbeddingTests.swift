@@ -247,7 +247,10 @@ final class EmbeddingTests: XCTestCase {
         try cycle(200)
         Thread.sleep(forTimeInterval: 0.5)
         let threads1 = ProcessStats.threads(), rss1 = ProcessStats.rss()
-        XCTAssertLessThanOrEqual(threads1, threads0 + 8, "threads grew from \(threads0) to \(threads1)")
+        // A thread kept per interpreter would add 200. Dispatch's own pool may add a few dozen
+        // when a loaded machine keeps its workers blocked on the interpreter lock (libdispatch
+        // on Linux adds workers while others are blocked, and retires them only after seconds).
+        XCTAssertLessThanOrEqual(threads1, threads0 + 40, "threads grew from \(threads0) to \(threads1)")
         XCTAssertLessThan(rss1 - rss0, 40 << 20, "RSS grew by \((rss1 - rss0) >> 20) MiB")
     }
 }

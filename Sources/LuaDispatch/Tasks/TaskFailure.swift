@@ -115,8 +115,9 @@ extension Runtime {
             if parent.childOwner == nil { parent.childOwner = TaskOwner() }
             return parent.childOwner
         }
-        // Code on a coroutine the script made has no owner that could end.
-        guard isPooledThread(L) else { return nil }
+        // Code on a coroutine the script made has no owner that could end; the main Lua
+        // thread's owner ends when the host's chunk returns (giveBack).
+        guard isPooledThread(L) || L == self.L else { return nil }
         if let owner = tasks.owners[L] { return owner }
         let owner = TaskOwner()
         tasks.owners[L] = owner
