@@ -123,6 +123,7 @@ final class TraceTests: XCTestCase {
         let steps = trace.blocks(kind: "task")
         XCTAssertEqual(steps.count, 4)
         XCTAssertTrue(steps.allSatisfy { Trace.arg($0, "queue") == "tasks" })
+        XCTAssertEqual(steps.map { Trace.arg($0, "source") }, Array(repeating: "test:3", count: 4))
         XCTAssertEqual(trace.cat("wait").count, 0, "a task's sleep holds no thread")
     }
 

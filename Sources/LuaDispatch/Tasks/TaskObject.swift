@@ -33,6 +33,8 @@ final class TaskObject: @unchecked Sendable {
     private var cancelPending = false
     /// The task this one waits on in `t:wait`, for cycle detection.
     var waitingOn: TaskObject?
+    /// `file:line` of the task's function, for the trace (read before its first step).
+    var traceSource: String?
 
     /// After finishing: the results (a table `{n = count, ...}`, anchored), or the error.
     private(set) var failure: TaskFailure?
@@ -94,7 +96,8 @@ final class TaskObject: @unchecked Sendable {
         ld_task_set_current(Unmanaged.passUnretained(self).toOpaque())
         state = .running
         var results: Int32 = 0
-        let traced = rt.traceBegin(nil, requested, queue.label, .task)
+        if requested != 0, traceSource == nil { traceSource = rt.traceSourceName(co) }
+        let traced = rt.traceBegin(nil, requested, queue.label, .task, source: traceSource)
         let status = lua_resume(co, nil, 0, &results)
         rt.traceEnd(traced)
         ld_task_set_current(outer)

@@ -62,6 +62,15 @@ extension Runtime {
         return tracer.begin(T, requested: requested, label: label(), kind: kind, flow: flow, source: source)
     }
 
+    /// `file:line` of a coroutine's function before it first runs (on top of its stack), else "?".
+    func traceSourceName(_ co: OpaquePointer) -> String {
+        var ar = lua_Debug()
+        // Not started: status OK, no frame yet, the function on top.
+        guard let tracer, lua_status(co) == LUA_OK, lua_getstack(co, 0, &ar) == 0, lua_gettop(co) >= 1,
+              lua_type(co, -1) == LUA_TFUNCTION else { return "?" }
+        return tracer.sourceName(co)
+    }
+
     @inline(__always) func traceEnd(_ open: Tracer.Open?) {
         if let open { tracer?.end(open) }
     }

@@ -159,6 +159,9 @@ final class Tracer: @unchecked Sendable {
         return i
     }
 
+    /// `file:line` of the Lua function on top of `T` (left there).
+    func sourceName(_ T: OpaquePointer) -> String { strings[Int(source(T))] }
+
     // MARK: recording (lock held)
 
     /// A block whose function is on top of `T` starts now; it asked for the lock at `requested`.
