@@ -34,7 +34,8 @@ enum TraceKind: UInt8 {
 /// wait that has just taken the lock back), so the one buffer needs no synchronisation of its
 /// own. Strings (labels, sources, messages) are interned; an event is a few machine words.
 /// The buffer is bounded: past `limit` events, new ones are counted as dropped, and the trace
-/// says so.
+/// says so. As in `Runtime`, the lock is what makes access exclusive: Swift's dynamic
+/// exclusivity checks would double the cost of recording.
 final class Tracer: @unchecked Sendable {
     enum Phase: UInt8 { case complete, flowStart, flowEnd, instant }
     enum Category: UInt8 { case block, wait, lock, flow, event }
@@ -70,24 +71,24 @@ final class Tracer: @unchecked Sendable {
     let path: String?
     let limit: Int
     let origin: UInt64
-    private(set) var events: [Event] = []
-    private(set) var dropped = 0
-    private(set) var strings: [String] = []
-    private var stringIndex: [String: Int32] = [:]
-    private var sourceIndex: [SourceKey: Int32] = [:]
-    private var nextFlow: UInt64 = 0
+    @exclusivity(unchecked) private(set) var events: [Event] = []
+    @exclusivity(unchecked) private(set) var dropped = 0
+    @exclusivity(unchecked) private(set) var strings: [String] = []
+    @exclusivity(unchecked) private var stringIndex: [String: Int32] = [:]
+    @exclusivity(unchecked) private var sourceIndex: [SourceKey: Int32] = [:]
+    @exclusivity(unchecked) private var nextFlow: UInt64 = 0
     /// Blocks started and not ended, by slot (`Open.serial`): written as unfinished if the
     /// process ends first. Slots are reused through `freeSlots`, so this costs no hashing.
-    private var running: [Open?] = []
-    private var freeSlots: [Int] = []
+    @exclusivity(unchecked) private var running: [Open?] = []
+    @exclusivity(unchecked) private var freeSlots: [Int] = []
     /// Strings every block uses, interned once: "submit", "lock", and the kinds by raw value.
-    private var submitName: Int32 = 0, lockName: Int32 = 0
-    private var kindNames: [Int32] = []
+    @exclusivity(unchecked) private var submitName: Int32 = 0, lockName: Int32 = 0
+    @exclusivity(unchecked) private var kindNames: [Int32] = []
     /// The last label and source looked up: consecutive blocks of one queue skip the hashing.
-    private var lastLabel = "", lastLabelIndex: Int32 = -1
-    private var lastSource: SourceKey?, lastSourceIndex: Int32 = -1
+    @exclusivity(unchecked) private var lastLabel = "", lastLabelIndex: Int32 = -1
+    @exclusivity(unchecked) private var lastSource: SourceKey?, lastSourceIndex: Int32 = -1
     /// Set once the trace went to `path`.
-    var written = false
+    @exclusivity(unchecked) var written = false
 
     private struct SourceKey: Hashable {
         let chunk: UnsafePointer<CChar>
@@ -98,7 +99,8 @@ final class Tracer: @unchecked Sendable {
         self.path = path
         self.limit = max(limit, 16)
         origin = Tracer.clock()
-        events.reserveCapacity(min(self.limit, 1 << 14))
+        // Reserved, not touched: growing by doubling would copy (and fault in) it all again.
+        events.reserveCapacity(min(self.limit, 1 << 20))
         submitName = intern("submit")
         lockName = intern("lock")
         var k: UInt8 = 0
