@@ -3,16 +3,21 @@
 // runs no instruction, so the handler also writes to an eventfd that the runtime watches.
 #define _GNU_SOURCE
 #include "luashim.h"
+#include "ld_events.h"
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 static lua_State *volatile interrupt_L;
 static volatile int interrupt_fd = -1;
+// Set by the handler, cleared by whichever of the hook, a wait or the eventfd reader acts first.
+static atomic_int interrupt_unhandled;
 
 static void setsignal(int sig, void (*handler)(int)) {
+    if (ld_signal_watched(sig)) return;  // a signal source owns it now (events.c)
     struct sigaction sa;
     sa.sa_handler = handler;
     sa.sa_flags = 0;
@@ -23,12 +28,14 @@ static void setsignal(int sig, void (*handler)(int)) {
 static void lstop(lua_State *L, lua_Debug *ar) {
     (void)ar;
     lua_sethook(L, NULL, 0, 0);
+    atomic_store(&interrupt_unhandled, 0);
     luaL_error(L, "interrupted!");
 }
 
 static void laction(int i) {
     int flag = LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE | LUA_MASKCOUNT;
     setsignal(i, SIG_DFL);  // a second Ctrl-C ends the process
+    atomic_store(&interrupt_unhandled, 1);
     lua_sethook(interrupt_L, lstop, flag, 1);
     if (interrupt_fd >= 0) {
         uint64_t one = 1;
@@ -36,6 +43,8 @@ static void laction(int i) {
         (void)n;
     }
 }
+
+void (*ld_interrupt_handler(void))(int) { return laction; }
 
 void ld_interrupt_set_fd(int fd) { interrupt_fd = fd; }
 
@@ -53,8 +62,11 @@ int ld_interrupt_pending(lua_State *L) { return L != NULL && lua_gethook(L) == l
 int ld_interrupt_clear(lua_State *L) {
     if (!ld_interrupt_pending(L)) return 0;
     lua_sethook(L, NULL, 0, 0);
+    atomic_store(&interrupt_unhandled, 0);
     return 1;
 }
+
+int ld_interrupt_take(void) { return atomic_exchange(&interrupt_unhandled, 0); }
 
 // MARK: the main queue without a run loop
 

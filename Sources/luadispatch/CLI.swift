@@ -91,7 +91,7 @@ enum CLI {
             if runtime.pendingWork == 0 { runtime.close() }
             return 1
         }
-        runtime.armInterruption()
+        if runtime.pendingWork > 0 { runtime.armInterruption() }
         runtime.runUntilIdle()
         let status = runtime.exitStatus
         runtime.close()

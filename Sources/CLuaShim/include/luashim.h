@@ -147,10 +147,35 @@ int ld_interrupt_eventfd(void);
 int ld_interrupt_pending(lua_State *L);
 /// Clears a pending interruption on `L`; 1 when there was one.
 int ld_interrupt_clear(lua_State *L);
+/// 1 when a SIGINT arrived that neither the hook nor a wait has handled yet, and marks it
+/// handled: the eventfd's reader acts only on such a signal, so it never reports a Ctrl-C twice.
+int ld_interrupt_take(void);
 
 /// The main queue's eventfd (readable when the main queue has work), and running what is
 /// ready on it: how the main thread services the main queue without Foundation's run loop.
 int ld_main_queue_handle(void);
 void ld_main_queue_drain(void);
+
+// MARK: HTTP (http.c)
+
+/// The outcome of one GET: the body (malloc'd, NUL-terminated; NULL on failure), the HTTP
+/// status, or an error message (malloc'd).
+typedef struct {
+    char *body;
+    size_t length;
+    long status;
+    char *error;
+} ld_http_result;
+
+/// Performs a GET through libcurl (loaded on first use), blocking the calling thread.
+ld_http_result ld_http_get(const char *url);
+void ld_http_result_free(ld_http_result *r);
+
+/// A plain pthread mutex.
+typedef struct ld_mutex ld_mutex;
+ld_mutex *ld_mutex_new(void);
+void ld_mutex_free(ld_mutex *m);
+void ld_mutex_lock(ld_mutex *m);
+void ld_mutex_unlock(ld_mutex *m);
 
 #endif

@@ -1,30 +1,27 @@
 import CLua
 import CLuaShim
 import Dispatch
-import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// `dispatch.http.get(url, queue, fn(body, status, err))`: a system API that completes on a
 /// thread of its own, for the group scenarios. The request counts as outstanding work until
-/// `fn` ran on `queue`.
+/// `fn` ran on `queue`. The transfer is libcurl's, loaded on first use (see http.c): nothing of
+/// it is loaded at start-up.
 enum HTTPBinding {
     static func install(_ m: inout ModuleSpec) {
         m.table("http") { t in
             t.function("get") { a throws(LuaError) in
-                let text = try a.string(1)
-                guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
-                      scheme == "http" || scheme == "https", url.host != nil
-                else { throw .argument(1, "invalid http or https URL '\(text)'") }
+                let url = try a.string(1)
+                guard isHTTPURL(url) else { throw .argument(1, "invalid http or https URL '\(url)'") }
                 let q = try a.queueOrDefault(2)
                 let fn = try a.functionRef(3)
                 let rt = a.runtime
                 rt.workAdded()
-                let task = session.dataTask(with: url) { body, response, error in
-                    let status = (response as? HTTPURLResponse)?.statusCode
-                    let message = error.map { String(describing: $0.localizedDescription) }
-                    let bytes = body.map { [UInt8]($0) }
+                DispatchQueue.global().async {
+                    var r = ld_http_get(url)
+                    let bytes = r.body.map { [UInt8](UnsafeRawBufferPointer(start: $0, count: r.length)) }
+                    let status = r.error == nil ? Int(r.status) : nil
+                    let message = r.error.map { String(cString: $0) }
+                    ld_http_result_free(&r)
                     rt.asyncHandler(fn, on: q) { T in
                         if let bytes {
                             bytes.withUnsafeBytes { p in
@@ -38,17 +35,24 @@ enum HTTPBinding {
                         return 3
                     }
                 }
-                task.resume()
                 return 0
             }
         }
     }
 
-    /// One session for the process: no caching, so every get reaches the server.
-    private static let session: URLSession = {
-        let config = URLSessionConfiguration.ephemeral
-        config.requestCachePolicy = .reloadIgnoringLocalCacheData
-        config.urlCache = nil
-        return URLSession(configuration: config)
-    }()
+    /// `http://` or `https://` (any case) followed by a host: a non-empty authority without
+    /// spaces, as URL parsing requires.
+    static func isHTTPURL(_ s: String) -> Bool {
+        let lower = s.lowercased()
+        let rest: Substring
+        if lower.hasPrefix("http://") { rest = s.dropFirst(7) }
+        else if lower.hasPrefix("https://") { rest = s.dropFirst(8) }
+        else { return false }
+        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        let host = authority.split(separator: "@").last.map { h -> Substring in
+            if h.hasPrefix("[") { return h }
+            return h.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        } ?? ""
+        return !host.isEmpty && !s.contains(" ")
+    }
 }

@@ -1,7 +1,6 @@
 import CLua
 import CLuaShim
 import Dispatch
-import Foundation
 
 /// A `DispatchWorkItem` running a Lua function, with the counts libdispatch checks by aborting:
 /// an item may not be waited on twice at once, nor waited on or observed once it ran twice.
@@ -14,16 +13,18 @@ final class WorkItemObject: @unchecked Sendable {
     let fn: LuaRef
     let flags: DispatchWorkItemFlags
     let qos: DispatchQoS
-    /// Guards `gateState`. An NSLock (a pthread mutex), not Synchronization.Mutex: Mutex takes its
-    /// contended path inside the uninstrumented standard library (`_MutexHandle._lockSlow`), so
+    /// Guards `gateState`. A pthread mutex, not Synchronization.Mutex: Mutex takes its contended
+    /// path inside the uninstrumented standard library (`_MutexHandle._lockSlow`), so
     /// ThreadSanitizer misses the synchronisation and reports races on the gate that cannot happen.
-    private let gateLock = NSLock()
+    private let gateLock = ld_mutex_new()!
     private var gateState = Gate()
     private(set) var item: DispatchWorkItem!
 
+    deinit { ld_mutex_free(gateLock) }
+
     func withGate<R>(_ body: (inout Gate) -> R) -> R {
-        gateLock.lock()
-        defer { gateLock.unlock() }
+        ld_mutex_lock(gateLock)
+        defer { ld_mutex_unlock(gateLock) }
         return body(&gateState)
     }
 

@@ -12,7 +12,10 @@ import Glibc
 /// instruction. A wait the main thread is parked in runs no instruction: the handler also writes
 /// to an eventfd, and a read source on it ends that wait, which then raises "interrupted!" too.
 /// A signal that arrives just before the main thread parks is seen by `park` itself, which
-/// checks for a pending interruption after publishing its waiter.
+/// checks for a pending interruption after publishing its waiter. The watcher (an eventfd and a
+/// read source, whose first use starts Dispatch's manager thread) is made at the first wait
+/// that parks on the main thread, or when the host arms the handler with work pending: a
+/// script that never waits pays nothing for it at start-up.
 final class Interruption: @unchecked Sendable {
     let fd: Int32
     let source: DispatchSourceRead
@@ -23,9 +26,13 @@ final class Interruption: @unchecked Sendable {
         source.setEventHandler { [fd, weak rt] in
             var value: UInt64 = 0
             _ = read(fd, &value, 8)
-            guard let rt else { return }
+            // Already delivered (the hook raised "interrupted!", or a wait consumed it, and the
+            // chunk may have ended since): nothing left to end.
+            guard let rt, ld_interrupt_take() != 0 else { return }
             if !rt.interruptMainThreadWait() { rt.interruptedWhileIdle() }
         }
+        // The descriptor is closed only once libdispatch has let go of it (docs/reliability.md).
+        source.setCancelHandler { [fd] in close(fd) }
         ld_interrupt_set_fd(fd)
         source.resume()
     }
@@ -33,7 +40,6 @@ final class Interruption: @unchecked Sendable {
     func stop() {
         ld_interrupt_set_fd(-1)
         source.cancel()
-        close(fd)
     }
 }
 
@@ -45,7 +51,14 @@ extension Runtime {
     package func enableInterruption(whenIdle: @escaping @Sendable () -> Void) {
         parksMainThreadWaits.store(true, ordering: .releasing)
         interruption.withLock { state in
-            if state == nil { state = (Interruption(self), whenIdle) }
+            if state == nil { state = (nil, whenIdle) }
+        }
+    }
+
+    /// Makes the watcher if interruption is enabled and it does not exist yet.
+    func ensureInterruptionWatcher() {
+        interruption.withLock { state in
+            if state != nil && state!.watcher == nil { state!.watcher = Interruption(self) }
         }
     }
 
@@ -56,8 +69,12 @@ extension Runtime {
         interruption.withLock { $0?.whenIdle }?()
     }
 
-    /// Arms lua.c's SIGINT handler for code on the main Lua thread (the CLI disarms it).
-    package func armInterruption() { ld_interrupt_arm(L) }
+    /// Arms lua.c's SIGINT handler for the main Lua thread while the host services the main
+    /// queue after the script: a SIGINT then goes to `whenIdle` (or ends a wait).
+    package func armInterruption() {
+        ensureInterruptionWatcher()
+        ld_interrupt_arm(L)
+    }
 
     /// Whether the interruption pending on the main Lua thread was consumed here: the wait that
     /// ended with `.interrupted` raises "interrupted!" (lua.c's message) instead of its hook.

@@ -38,7 +38,7 @@ public final class Runtime: @unchecked Sendable {
     /// The same, readable without the lock (for Ctrl-C).
     let mainChunkRunning = Atomic<Bool>(false)
     /// Ctrl-C's eventfd watcher and the host's action for a SIGINT outside any chunk.
-    let interruption = Mutex<(watcher: Interruption, whenIdle: @Sendable () -> Void)?>(nil)
+    let interruption = Mutex<(watcher: Interruption?, whenIdle: @Sendable () -> Void)?>(nil)
     @exclusivity(unchecked) private var anchorsRef: Int32 = LUA_NOREF
     private let deferredRefs = Mutex<[Int32]>([])
     private let hasDeferredRefs = Atomic<Bool>(false)
@@ -152,7 +152,7 @@ public final class Runtime: @unchecked Sendable {
         errorHandlerRef = LUA_NOREF
         pool.removeAll()
         pooledThreads.removeAll()
-        interruption.withLock { $0?.watcher.stop(); $0 = nil }
+        interruption.withLock { $0?.watcher?.stop(); $0 = nil }
         lua_close(L)
         // Queued blocks still hold their queues: let Dispatch run them (as no-ops) and free them.
         // The main queue too: the host keeps using it after this interpreter is gone.

@@ -162,6 +162,7 @@ extension Runtime {
         let waiter = ParkedWaiter()
         let onMain = ld_is_main_thread() != 0
         if onMain {
+            ensureInterruptionWatcher()
             mainThreadWaiter.withLock { $0 = waiter }
             // A SIGINT just before the waiter was published found no wait to end.
             if interruptPending { waiter.finish(.interrupted) }
