@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Draws a `TraceModel` as one SVG: a lane per thread, slices in rows by nesting, blocks
 /// coloured by queue, waits and lock waits shaded, arrows from submission to block, a time
@@ -207,9 +209,22 @@ func f(_ v: Double) -> String {
 
 /// A duration in µs as the page shows it.
 func ms(_ us: Double) -> String {
-    if abs(us) >= 1_000_000 { return String(format: "%.3f s", us / 1_000_000) }
-    if abs(us) >= 1000 { return String(format: "%.2f ms", us / 1000) }
-    return String(format: "%.0f µs", us)
+    if abs(us) >= 1_000_000 { return fixed(us / 1_000_000, 3) + " s" }
+    if abs(us) >= 1000 { return fixed(us / 1000, 2) + " ms" }
+    return fixed(us, 0) + " µs"
+}
+
+/// `v` with `digits` decimals (what `%.Nf` prints).
+func fixed(_ v: Double, _ digits: Int) -> String {
+    var scale = 1.0
+    for _ in 0..<digits { scale *= 10 }
+    let n = Int((abs(v) * scale).rounded())
+    var s = String(n / Int(scale))
+    if digits > 0 {
+        let frac = String(n % Int(scale))
+        s += "." + String(repeating: "0", count: digits - frac.count) + frac
+    }
+    return (v < 0 && n != 0 ? "-" : "") + s
 }
 
 func esc(_ s: String) -> String {

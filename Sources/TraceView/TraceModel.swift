@@ -1,5 +1,3 @@
-import Foundation
-
 /// A trace as the view draws it: threads, slices (blocks, waits, lock waits), flows, instants.
 /// Read from Chrome trace event JSON as LuaDispatch writes it; events of other shapes are
 /// skipped, so traces from elsewhere draw what they share with it.
@@ -44,38 +42,41 @@ struct TraceModel {
         }
     }
 
-    init(json: Data) throws {
-        let root: Any
-        do { root = try JSONSerialization.jsonObject(with: json) } catch {
-            throw ReadError.notATrace("invalid JSON (\(error.localizedDescription))")
+    init(json: [UInt8]) throws {
+        let root: JSON
+        do { root = try JSON.parse(json) } catch {
+            throw ReadError.notATrace(error.description)
         }
-        let events: [[String: Any]]
-        if let object = root as? [String: Any] {
-            guard let list = object["traceEvents"] as? [[String: Any]] else { throw ReadError.notATrace("no \"traceEvents\" array") }
+        let events: [JSON]
+        if root.object != nil {
+            guard let list = root["traceEvents"]?.array else { throw ReadError.notATrace("no \"traceEvents\" array") }
             events = list
-            dropped = ((object["otherData"] as? [String: Any])?["dropped"] as? Int) ?? 0
-        } else if let list = root as? [[String: Any]] {
+            dropped = root["otherData"]?["dropped"]?.int ?? 0
+        } else if let list = root.array {
             events = list  // the JSON array form of the format
         } else {
             throw ReadError.notATrace("neither an object nor an array")
         }
         var flowIndex: [Int: Int] = [:]
         for e in events {
-            guard let ph = e["ph"] as? String else { continue }
-            let tid = (e["tid"] as? Int) ?? 0
-            let ts = Self.number(e["ts"])
-            let name = e["name"] as? String ?? ""
-            let args = (e["args"] as? [String: Any] ?? [:]).compactMapValues { v -> String? in
-                if let s = v as? String { return s }
-                if let n = v as? NSNumber { return n.stringValue }
-                return nil
+            guard let ph = e["ph"]?.string else { continue }
+            let tid = e["tid"]?.int ?? 0
+            let ts = e["ts"]?.double
+            let name = e["name"]?.string ?? ""
+            let args = (e["args"]?.object ?? [:]).compactMapValues { v -> String? in
+                switch v {
+                case .string(let s): s
+                case .number(let d): d == d.rounded() && abs(d) < 9e15 ? String(Int(d)) : String(d)
+                case .bool(let b): String(b)
+                default: nil
+                }
             }
             switch ph {
             case "M" where name == "thread_name":
                 threads[tid] = args["name"] ?? "thread \(tid)"
             case "X":
-                guard let ts, let dur = Self.number(e["dur"]) else { continue }
-                let kind: Slice.Kind = switch e["cat"] as? String {
+                guard let ts, let dur = e["dur"]?.double else { continue }
+                let kind: Slice.Kind = switch e["cat"]?.string {
                 case "wait": .wait
                 case "lock": .lock
                 default: .block
@@ -83,7 +84,7 @@ struct TraceModel {
                 if kind == .block, !queues.contains(name) { queues.append(name) }
                 slices.append(Slice(kind: kind, tid: tid, start: ts, dur: dur, name: name, args: args))
             case "s", "f":
-                guard let ts, let id = e["id"] as? Int else { continue }
+                guard let ts, let id = e["id"]?.int else { continue }
                 let i = flowIndex[id] ?? {
                     flows.append(Flow(id: id))
                     flowIndex[id] = flows.count - 1
@@ -104,12 +105,6 @@ struct TraceModel {
         for s in slices where s.kind == .block { first[s.name] = min(first[s.name] ?? .infinity, s.start) }
         queues.sort { first[$0, default: 0] < first[$1, default: 0] }
         assignDepths()
-    }
-
-    private static func number(_ v: Any?) -> Double? {
-        if let d = v as? Double { return d }
-        if let i = v as? Int { return Double(i) }
-        return nil
     }
 
     /// Slices on one thread nest: each gets the depth of its row (0: outermost).
