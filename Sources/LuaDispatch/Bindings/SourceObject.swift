@@ -70,11 +70,13 @@ final class SourceObject: @unchecked Sendable {
             watcher?.close()
             self?.cancelFinished()
         }
+        rt.sources.add(self)
     }
 
     /// Releasing a source that was never activated, or that is suspended, aborts: cancel it
     /// first (so it never fires), then balance. Its Lua handlers do not run any more.
     deinit {
+        runtime.sources.remove(self)
         if !cancelled { source.cancel() }
         if !activated {
             source.activate()
@@ -112,6 +114,17 @@ final class SourceObject: @unchecked Sendable {
         suspensions += 1
         if activated { source.suspend() }
         updateWork()
+    }
+
+    /// The interpreter is closing: cancel, and resume a suspended source so that its cancel
+    /// handler runs and lets it go (the handler no longer calls Lua).
+    func cancelForClose() {
+        cancel()
+        guard activated else { return }
+        while suspensions > 0 {
+            suspensions -= 1
+            source.resume()
+        }
     }
 
     func cancel() {

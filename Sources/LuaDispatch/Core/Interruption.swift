@@ -63,9 +63,11 @@ extension Runtime {
     }
 
     /// A SIGINT that ended no wait: if no chunk runs on the main Lua thread (whose hook will
-    /// fire otherwise), the host's `whenIdle` decides.
+    /// fire otherwise), the host's `whenIdle` decides. The eventfd's handler may run late: when
+    /// the hook has fired meanwhile (a chunk, or `dispatch.run` returning to one, raised
+    /// "interrupted!" and then ended), this SIGINT is spent.
     func interruptedWhileIdle() {
-        guard !mainChunkRunning.load(ordering: .acquiring) else { return }
+        guard !mainChunkRunning.load(ordering: .acquiring), interruptPending else { return }
         interruption.withLock { $0?.whenIdle }?()
     }
 
