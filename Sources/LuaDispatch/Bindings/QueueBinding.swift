@@ -199,11 +199,18 @@ enum QueueBinding {
         let rt = a.runtime
         if a.type(i) == LUA_TFUNCTION {
             // The common case, kept short: anchor the function, count the work, submit.
-            let ref = a.ref(i), flow = rt.traceFlow()
+            let ref = a.ref(i)
             rt.workAdded()
             q.queued.wrappingAdd(1, ordering: .relaxed)
-            q.queue.async(group: group?.group, qos: qos ?? .unspecified, flags: barrier ? .barrier : []) {
-                rt.runBlock(ref, on: q, barrier: barrier, consume: true, queued: true, flow: flow)
+            if rt.tracer == nil {
+                q.queue.async(group: group?.group, qos: qos ?? .unspecified, flags: barrier ? .barrier : []) {
+                    rt.runBlock(ref, on: q, barrier: barrier, consume: true, queued: true)
+                }
+            } else {
+                let flow = rt.traceFlow()  // the trace's arrow from here to the block
+                q.queue.async(group: group?.group, qos: qos ?? .unspecified, flags: barrier ? .barrier : []) {
+                    rt.runBlock(ref, on: q, barrier: barrier, consume: true, queued: true, flow: flow)
+                }
             }
             return
         }

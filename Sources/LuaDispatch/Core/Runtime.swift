@@ -372,20 +372,19 @@ public final class Runtime: @unchecked Sendable {
 
     /// Runs the Lua function at registry `ref` as a block of `queue`, then reports any error.
     /// Called by Dispatch on the queue's thread, without the lock.
-    /// `kind` and `flow` (the submission's) are for the trace.
+    /// `kind` and `flow` (the submission's) are for the trace: with tracing on, the block runs
+    /// through `runTracedBlock`, the same steps with the recorder's hooks.
     func runBlock(_ ref: Int32, on queue: QueueObject, barrier: Bool = false, consume: Bool, queued: Bool,
                   kind: TraceKind = .async, flow: UInt64 = 0) {
+        if tracer != nil { return runTracedBlock(ref, on: queue, barrier: barrier, consume: consume, queued: queued, kind: kind, flow: flow) }
         if queued { queue.queued.wrappingSubtract(1, ordering: .relaxed) }
         defer { workDone() }
-        let requested = traceClock()
         guard enterLua() else { return }
         _ = ld_frame_push(Unmanaged.passUnretained(queue).toOpaque(), barrier ? 1 : 0)
         let T = takeThread()
         lua_rawgeti(T, ld_registryindex(), lua_Integer(ref))
         if consume { luaL_unref(T, ld_registryindex(), ref) }
-        let traced = traceBegin(T, requested, queue.label, barrier ? .barrier : kind, flow: flow)
         if ld_pcall(T, 0, 0, 1) != LUA_OK { reportError(T, label: queue.label) }
-        traceEnd(traced)
         giveBack(T)
         ld_frame_pop()
         leaveLua()

@@ -86,6 +86,25 @@ extension Runtime {
         if let tracer { tracer.instant(what, subject()) }
     }
 
+    /// `runBlock` with tracing on: the same steps, recorded.
+    func runTracedBlock(_ ref: Int32, on queue: QueueObject, barrier: Bool, consume: Bool, queued: Bool,
+                        kind: TraceKind, flow: UInt64) {
+        if queued { queue.queued.wrappingSubtract(1, ordering: .relaxed) }
+        defer { workDone() }
+        let requested = traceClock()
+        guard enterLua() else { return }
+        _ = ld_frame_push(Unmanaged.passUnretained(queue).toOpaque(), barrier ? 1 : 0)
+        let T = takeThread()
+        lua_rawgeti(T, ld_registryindex(), lua_Integer(ref))
+        if consume { luaL_unref(T, ld_registryindex(), ref) }
+        let traced = traceBegin(T, requested, queue.label, barrier ? .barrier : kind, flow: flow)
+        if ld_pcall(T, 0, 0, 1) != LUA_OK { reportError(T, label: queue.label) }
+        traceEnd(traced)
+        giveBack(T)
+        ld_frame_pop()
+        leaveLua()
+    }
+
     // MARK: writing at the end
 
     /// Writes the trace to its file if it has one and has not been written. Lock held.
