@@ -80,6 +80,7 @@ enum CLI {
             writeError("\(programName): interrupted!\n")
             _exit(1)
         }
+        // Also what keeps an interpreter that is not closed (below) referenced until exit.
         Session.runtime = runtime
         let ok = runtime.withMainLuaThread { L in ldcli_main(L, argc, argv, Session.waitForInput) } != 0
         guard ok else {
