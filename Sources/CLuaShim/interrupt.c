@@ -3,6 +3,7 @@
 // runs no instruction, so the handler also writes to an eventfd that the runtime watches.
 #define _GNU_SOURCE
 #include "luashim.h"
+#include "ld_events.h"
 
 #include <signal.h>
 #include <stdatomic.h>
@@ -16,6 +17,7 @@ static volatile int interrupt_fd = -1;
 static atomic_int interrupt_unhandled;
 
 static void setsignal(int sig, void (*handler)(int)) {
+    if (ld_signal_watched(sig)) return;  // a signal source owns it now (events.c)
     struct sigaction sa;
     sa.sa_handler = handler;
     sa.sa_flags = 0;
@@ -41,6 +43,8 @@ static void laction(int i) {
         (void)n;
     }
 }
+
+void (*ld_interrupt_handler(void))(int) { return laction; }
 
 void ld_interrupt_set_fd(int fd) { interrupt_fd = fd; }
 

@@ -26,7 +26,8 @@ enum CLI {
     }
 
     static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
-                    timeout: TimeInterval = 120, directory: URL? = nil, executable: URL? = nil) throws -> CLIResult {
+                    timeout: TimeInterval = 120, directory: URL? = nil, executable: URL? = nil,
+                    started: ((Process) -> Void)? = nil) throws -> CLIResult {
         let p = Process()
         p.executableURL = executable ?? binary
         p.arguments = arguments
@@ -42,6 +43,7 @@ enum CLI {
         // fails with EPIPE, which is no failure of the test.
         if let stdin { try? input.fileHandleForWriting.write(contentsOf: Data(stdin.utf8)) }
         try? input.fileHandleForWriting.close()
+        started?(p)
         // Read both pipes while the child runs, so a full pipe cannot block it.
         let group = DispatchGroup()
         let collected = Collected()
@@ -52,7 +54,7 @@ enum CLI {
         while p.isRunning && Date() < deadline { usleep(10_000) }
         if p.isRunning {
             p.terminate()
-            XCTFail("luadispatch \(arguments) did not finish within \(timeout) s")
+            XCTFail("\(p.executableURL!.lastPathComponent) \(arguments) did not finish within \(timeout) s")
         }
         p.waitUntilExit()
         group.wait()

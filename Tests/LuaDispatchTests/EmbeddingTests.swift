@@ -22,6 +22,25 @@ final class EmbeddingTests: XCTestCase {
         XCTAssertEqual(try b.run(string: "return q:sync(function() return n end)"), [600])
     }
 
+    /// `Runtime.run(_:)`: a host servicing the main queue a step at a time.
+    func testRunModesFromSwift() throws {
+        let rt = TestRuntimes.make()
+        defer { rt.close() }
+        try rt.run(string: """
+            local dispatch = require('dispatch')
+            n = 0
+            dispatch.main:after(0.02, function() n = n + 1 end)
+            dispatch.main:after(0.4, function() n = n + 1 end)
+            """)
+        XCTAssertTrue(rt.run(.nowait))
+        XCTAssertEqual(try rt.run(string: "return n"), [0])
+        XCTAssertTrue(rt.run(.once))
+        XCTAssertEqual(try rt.run(string: "return n"), [1])
+        XCTAssertFalse(rt.run(.default))
+        XCTAssertEqual(try rt.run(string: "return n"), [2])
+        XCTAssertFalse(rt.run(.once))
+    }
+
     func testValuesRoundTripBothWays() throws {
         let rt = TestRuntimes.make()
         defer { rt.close() }

@@ -21,6 +21,34 @@ final class LifetimeTests: XCTestCase {
         XCTAssertEqual(run.strings, ["survived"])
     }
 
+    /// An active source keeps itself (and the runtime) alive until its cancel handler ran:
+    /// closing the interpreter cancels live sources, suspended ones included, so that the
+    /// runtime is freed.
+    func testCloseCancelsLiveSourcesAndFreesTheRuntime() throws {
+        weak var weakRuntime: Runtime?
+        do {
+            let rt = Runtime()
+            weakRuntime = rt
+            try rt.run(string: """
+                local d = require('dispatch')
+                local q = d.queue('held')
+                active = d.source.timer{deadline = 0.001, interval = 0.001}
+                active:set_event_handler(function() end)
+                active:resume()
+                suspended = d.source.timer{deadline = 0.001, interval = 0.001, queue = q}
+                suspended:resume()
+                suspended:suspend()
+                q:suspend()
+                d.sleep(0.01)
+                """)
+            rt.close()
+        }
+        // The cancel handlers run on Dispatch's threads.
+        let deadline = Date().addingTimeInterval(10)
+        while weakRuntime != nil && Date() < deadline { usleep(1000) }
+        XCTAssertNil(weakRuntime, "a live source kept the closed runtime alive")
+    }
+
     func testManyShortLivedObjects() {
         let run = runLua("""
             local total = 0

@@ -23,6 +23,18 @@ static inline void ld_insert(lua_State *L, int idx) { lua_insert(L, idx); }
 static inline void ld_remove(lua_State *L, int idx) { lua_remove(L, idx); }
 static inline void ld_replace(lua_State *L, int idx) { lua_replace(L, idx); }
 static inline void **ld_extraspace(lua_State *L) { return (void **)lua_getextraspace(L); }
+/// The runtime kept in `L`'s extra space. A thread made before the runtime attached to a host's
+/// state has none of its own (Lua copies the main thread's extra space only when it makes a
+/// thread): it gets the main thread's then.
+static inline void *ld_runtime_of(lua_State *L) {
+    void **p = (void **)lua_getextraspace(L);
+    if (*p == NULL) {
+        lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+        *p = *(void **)lua_getextraspace(lua_tothread(L, -1));
+        lua_pop(L, 1);
+    }
+    return *p;
+}
 static inline int ld_isnoneornil(lua_State *L, int idx) { return lua_type(L, idx) <= 0; }
 static inline void *ld_newuserdata(lua_State *L, size_t size) { return lua_newuserdatauv(L, size, 0); }
 static inline int ld_getmetatable_named(lua_State *L, const char *name) {

@@ -14,10 +14,13 @@ final class IOObject: @unchecked Sendable {
     let channel: DispatchIO
     let type: String
     let closed = Atomic<Bool>(false)
+    /// The script's descriptor for `fd=` channels (the channel itself uses the runtime's copy).
+    let scriptFD: Int32?
 
-    init(channel: DispatchIO, type: String) {
+    init(channel: DispatchIO, type: String, scriptFD: Int32?) {
         self.channel = channel
         self.type = type
+        self.scriptFD = scriptFD
     }
 
     /// A channel nobody can use any more is closed, so that its cleanup handler runs.
@@ -37,7 +40,9 @@ enum IOBinding {
                 let fn = try a.functionRef(4)
                 let rt = a.runtime
                 rt.workAdded()
-                DispatchIO.read(fromFileDescriptor: fd, maxLength: max, runningHandlerOn: q.queue) { data, error in
+                let own = ld_dup_cloexec(fd)  // closed once the read completed (see `make`)
+                DispatchIO.read(fromFileDescriptor: own < 0 ? fd : own, maxLength: max, runningHandlerOn: q.queue) { data, error in
+                    if own >= 0 { Glibc.close(own) }
                     rt.callHandler(fn.ref, on: q) { T in
                         DataBinding.push(T, rt, data)
                         lua_pushinteger(T, lua_Integer(error))
@@ -54,7 +59,9 @@ enum IOBinding {
                 let fn = try a.functionRef(4)
                 let rt = a.runtime
                 rt.workAdded()
-                DispatchIO.write(toFileDescriptor: fd, data: data, runningHandlerOn: q.queue) { remaining, error in
+                let own = ld_dup_cloexec(fd)  // closed once the write completed (see `make`)
+                DispatchIO.write(toFileDescriptor: own < 0 ? fd : own, data: data, runningHandlerOn: q.queue) { remaining, error in
+                    if own >= 0 { Glibc.close(own) }
                     rt.callHandler(fn.ref, on: q) { T in
                         DataBinding.push(T, rt, remaining ?? .empty)
                         lua_pushinteger(T, lua_Integer(error))
@@ -120,7 +127,18 @@ enum IOBinding {
         }
         let channel: DispatchIO
         if let fd {
-            channel = DispatchIO(type: streamType, fileDescriptor: fd, queue: q.queue, cleanupHandler: cleanupHandler)
+            // The channel works on the runtime's own copy, closed after the cleanup handler ran:
+            // libdispatch keys its descriptor entries by number, so a script closing its
+            // descriptor early, or a new one reusing the number, must never reach them.
+            let own = ld_dup_cloexec(fd)
+            if own < 0 {
+                channel = DispatchIO(type: streamType, fileDescriptor: fd, queue: q.queue, cleanupHandler: cleanupHandler)
+            } else {
+                channel = DispatchIO(type: streamType, fileDescriptor: own, queue: q.queue) { error in
+                    cleanupHandler(error)
+                    Glibc.close(own)
+                }
+            }
         } else {
             // A relative path makes a channel that crashes on first use: resolve it first.
             guard let absolute = absolutePath(path!) else { throw .argument(1, "option 'path': cannot resolve '\(path!)'") }
@@ -132,7 +150,7 @@ enum IOBinding {
             channel = made
         }
         rt.workAdded()
-        rt.objects.push(a.L, IOObject(channel: channel, type: type), .io)
+        rt.objects.push(a.L, IOObject(channel: channel, type: type, scriptFD: fd), .io)
         return 1
     }
 
@@ -233,7 +251,7 @@ enum IOBinding {
         t.fields { a throws(LuaError) in
             let ch: IOObject = try a.object(1, .io)
             switch Lua.string(a.L, 2) {
-            case "fd": lua_pushinteger(a.L, lua_Integer(ch.channel.fileDescriptor))
+            case "fd": lua_pushinteger(a.L, lua_Integer(ch.scriptFD ?? ch.channel.fileDescriptor))
             case "type": Lua.push(a.L, ch.type)
             default: return 0
             }

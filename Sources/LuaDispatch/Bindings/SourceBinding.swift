@@ -40,7 +40,7 @@ enum SourceBinding {
             source = timer
         case .signal:
             let signal = spec.signal!
-            ignoreDefaultAction(signal)
+            if let e = SignalHub.prepare(signal) { return Errno.pushFailure(a.L, e, context: Signals.name(signal) ?? "signal \(signal)") }
             source = DispatchSource.makeSignalSource(signal: signal, queue: q.queue)
             handle = .number(Int(signal))
         case .read, .write:
@@ -49,9 +49,14 @@ enum SourceBinding {
             // libdispatch registers descriptors with epoll; one that epoll refuses (/dev/null and
             // other such devices: EPERM) would make a source that silently never fires.
             if let refusal = Readiness.refusal(fd) { return Errno.pushFailure(a.L, refusal, context: "fd \(fd)") }
+            switch WatchedDescriptor.duplicate(fd) {
+            case .failure(let e): return Errno.pushFailure(a.L, e.code, context: "fd \(fd)")
+            case .success(let w): watcher = w
+            }
+            let own = watcher!.fd
             source = kind == .read
-                ? DispatchSource.makeReadSource(fileDescriptor: fd, queue: q.queue)
-                : DispatchSource.makeWriteSource(fileDescriptor: fd, queue: q.queue)
+                ? DispatchSource.makeReadSource(fileDescriptor: own, queue: q.queue)
+                : DispatchSource.makeWriteSource(fileDescriptor: own, queue: q.queue)
             handle = .number(Int(fd))
         case .data_add: source = DispatchSource.makeUserDataAddSource(queue: q.queue)
         case .data_or: source = DispatchSource.makeUserDataOrSource(queue: q.queue)
@@ -303,19 +308,6 @@ enum SourceBinding {
         case .wall(let w): timer.schedule(wallDeadline: w, repeating: repeating, leeway: slack)
         case .forever: timer.schedule(deadline: .distantFuture, repeating: repeating, leeway: slack)
         }
-    }
-
-    /// Apple's documentation asks for `signal(sig, SIG_IGN)` before watching a signal, so that
-    /// its default action does not end the process before the source sees it. libdispatch then
-    /// installs its own handler when the source registers (and keeps it after cancel), so only
-    /// a default disposition is replaced: never libdispatch's, nor the program's own handler.
-    private static func ignoreDefaultAction(_ signal: Int32) {
-        // These are ignored by default already; SIG_IGN on SIGCHLD would also reap children.
-        guard ![SIGCHLD, SIGURG, SIGWINCH, SIGCONT].contains(signal) else { return }
-        var current = sigaction()
-        guard sigaction(signal, nil, &current) == 0, current.__sigaction_handler.sa_handler == nil,
-              current.sa_flags & SA_SIGINFO == 0 else { return }
-        _ = Glibc.signal(signal, SIG_IGN)
     }
 }
 

@@ -1,6 +1,7 @@
 import CLua
 import CLuaShim
 import Dispatch
+import Glibc
 
 /// A `DispatchSource` as Lua sees it, with the state libdispatch checks by aborting.
 ///
@@ -46,6 +47,8 @@ final class SourceObject: @unchecked Sendable {
     /// A process source suspended by the runtime after "exit", so that the pidfd, readable for
     /// good, does not fire again; resumed by `cancel`.
     var exitSuspended = false
+    /// A read source's hang-up seen while it could not run its handler: checked on resume.
+    var pendingHangup = false
     private var counted = false
     private var keepAlive: SourceObject?
 
@@ -58,6 +61,7 @@ final class SourceObject: @unchecked Sendable {
         self.handle = handle
         self.watcher = watcher
         source.setEventHandler { [weak self] in self?.fired() }
+        if kind == .read { watcher?.watchHangup { [weak self] in self?.hangupReported() } }
         source.setRegistrationHandler { [weak self] in
             guard let self else { return }
             rt.callHandler(on: queue) { T in self.push(T, self.registrationHandler) }
@@ -66,11 +70,13 @@ final class SourceObject: @unchecked Sendable {
             watcher?.close()
             self?.cancelFinished()
         }
+        rt.sources.add(self)
     }
 
     /// Releasing a source that was never activated, or that is suspended, aborts: cancel it
     /// first (so it never fires), then balance. Its Lua handlers do not run any more.
     deinit {
+        runtime.sources.remove(self)
         if !cancelled { source.cancel() }
         if !activated {
             source.activate()
@@ -97,6 +103,10 @@ final class SourceObject: @unchecked Sendable {
             keepAlive = self
             source.activate()
         }
+        if suspensions == 0 && pendingHangup && !cancelled {
+            pendingHangup = false
+            scheduleEOF(after: 0)
+        }
         updateWork()
     }
 
@@ -104,6 +114,17 @@ final class SourceObject: @unchecked Sendable {
         suspensions += 1
         if activated { source.suspend() }
         updateWork()
+    }
+
+    /// The interpreter is closing: cancel, and resume a suspended source so that its cancel
+    /// handler runs and lets it go (the handler no longer calls Lua).
+    func cancelForClose() {
+        cancel()
+        guard activated else { return }
+        while suspensions > 0 {
+            suspensions -= 1
+            source.resume()
+        }
     }
 
     func cancel() {
@@ -157,6 +178,64 @@ final class SourceObject: @unchecked Sendable {
             }
             return self.push(T, self.handler)
         }
+        if kind == .read { afterReadEvent() }
+    }
+
+    // MARK: end of file on read sources (Events/HangupWatcher.swift says why libdispatch loses it)
+
+    /// The descriptor hung up with nothing left to read: libdispatch will not fire again.
+    private var atLostEOF: Bool {
+        guard let fd = watcher?.fd else { return false }
+        let bits = ld_fd_probe(fd)
+        return bits >= 0 && bits & 2 != 0 && bits & 4 == 0
+    }
+
+    /// The watcher's queue, without the lock.
+    private func hangupReported() {
+        runtime.acquire()
+        defer { runtime.release() }
+        guard !cancelled else { return }
+        if activated && suspensions == 0 { scheduleEOF(after: 0) } else { pendingHangup = true }
+    }
+
+    /// Lock held.
+    private func scheduleEOF(after delay: Double) {
+        queue.queue.asyncAfter(deadline: .now() + delay) { self.deliverLostEOF() }
+    }
+
+    /// On the source's queue: calls the handler with `data == 0` while the end of file stands,
+    /// as Dispatch reports it where the kernel tells it (again after each handler run, every
+    /// 10 ms, until the source is cancelled or suspended).
+    private func deliverLostEOF() {
+        guard atLostEOF else {
+            watcher?.rearmHangup { [weak self] in self?.hangupReported() }
+            return
+        }
+        var delivered = false
+        runtime.callHandler(on: queue) { T in
+            guard !self.cancelled else { return nil }
+            guard self.activated, self.suspensions == 0 else {
+                self.pendingHangup = true
+                return nil
+            }
+            self.event = .count(0)
+            delivered = true
+            return self.push(T, self.handler)
+        }
+        if delivered { afterReadEvent() }
+    }
+
+    /// After a read source's handler ran: an end of file libdispatch will not report is
+    /// delivered by the runtime; otherwise the next hang-up is watched for.
+    private func afterReadEvent() {
+        guard atLostEOF else {
+            watcher?.rearmHangup { [weak self] in self?.hangupReported() }
+            return
+        }
+        runtime.acquire()
+        defer { runtime.release() }
+        guard !cancelled else { return }
+        if activated && suspensions == 0 { scheduleEOF(after: 0.01) } else { pendingHangup = true }
     }
 
     private func cancelFinished() {

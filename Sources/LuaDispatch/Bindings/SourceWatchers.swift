@@ -6,16 +6,44 @@ import Synchronization
 import Glibc
 #endif
 
-/// A descriptor a source reads from on the runtime's behalf (an inotify instance or a pidfd).
-/// Closed exactly once, in the source's cancel handler, after Dispatch stopped watching it.
+/// A descriptor a source watches that belongs to the runtime: an inotify instance, a pidfd, or
+/// the runtime's own duplicate of a script's descriptor (`F_DUPFD_CLOEXEC`). Closed exactly
+/// once, in the source's cancel handler, after Dispatch stopped watching it: so a script that
+/// closes its descriptor right after `cancel`, or a new descriptor that gets the same number,
+/// never reaches a registration libdispatch still holds (its epoll entries are keyed by number).
 class WatchedDescriptor: @unchecked Sendable {
     let fd: Int32
     private let open = Atomic<Bool>(true)
+    /// The `HangupWatcher` entry, removed before the descriptor is closed.
+    private let hangupToken = Mutex<UInt64?>(nil)
 
     init(fd: Int32) { self.fd = fd }
 
+    /// The runtime's own copy of `fd`, or an errno.
+    static func duplicate(_ fd: Int32) -> Result<WatchedDescriptor, Errno.Failure> {
+        let own = ld_dup_cloexec(fd)
+        guard own >= 0 else { return .failure(Errno.Failure(errno)) }
+        return .success(WatchedDescriptor(fd: own))
+    }
+
+    /// Reports a hang-up once through `HangupWatcher` (read sources: libdispatch loses it).
+    func watchHangup(_ callback: @escaping @Sendable () -> Void) {
+        guard open.load(ordering: .relaxed) else { return }
+        let token = HangupWatcher.shared.watch(fd, callback)
+        hangupToken.withLock { $0 = token }
+    }
+
+    /// Watches for the next hang-up again once the previous one was reported.
+    func rearmHangup(_ callback: @escaping @Sendable () -> Void) {
+        guard open.load(ordering: .relaxed), let token = hangupToken.withLock({ $0 }) else { return }
+        HangupWatcher.shared.rearm(fd, token, callback)
+    }
+
     func close() {
-        if open.exchange(false, ordering: .relaxed) { _ = Glibc.close(fd) }
+        if open.exchange(false, ordering: .relaxed) {
+            if let token = hangupToken.withLock({ $0 }) { HangupWatcher.shared.unwatch(fd, token) }
+            _ = Glibc.close(fd)
+        }
     }
 }
 

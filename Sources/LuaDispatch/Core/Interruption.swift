@@ -31,6 +31,8 @@ final class Interruption: @unchecked Sendable {
             guard let rt, ld_interrupt_take() != 0 else { return }
             if !rt.interruptMainThreadWait() { rt.interruptedWhileIdle() }
         }
+        // The descriptor is closed only once libdispatch has let go of it (docs/reliability.md).
+        source.setCancelHandler { [fd] in close(fd) }
         ld_interrupt_set_fd(fd)
         source.resume()
     }
@@ -38,7 +40,6 @@ final class Interruption: @unchecked Sendable {
     func stop() {
         ld_interrupt_set_fd(-1)
         source.cancel()
-        close(fd)
     }
 }
 
@@ -62,9 +63,11 @@ extension Runtime {
     }
 
     /// A SIGINT that ended no wait: if no chunk runs on the main Lua thread (whose hook will
-    /// fire otherwise), the host's `whenIdle` decides.
+    /// fire otherwise), the host's `whenIdle` decides. The eventfd's handler may run late: when
+    /// the hook has fired meanwhile (a chunk, or `dispatch.run` returning to one, raised
+    /// "interrupted!" and then ended), this SIGINT is spent.
     func interruptedWhileIdle() {
-        guard !mainChunkRunning.load(ordering: .acquiring) else { return }
+        guard !mainChunkRunning.load(ordering: .acquiring), interruptPending else { return }
         interruption.withLock { $0?.whenIdle }?()
     }
 

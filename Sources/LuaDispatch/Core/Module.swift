@@ -58,13 +58,14 @@ enum Module {
         HTTPBinding.install(&m)
         ConcurrentMapBinding.install(&m)
         TaskBinding.install(&m)
+        RunBinding.install(&m)
         return (m, gc, hostCall, loadPreloaded)
     }()
 
     /// Builds the module on a new interpreter and stores it in `package.loaded.dispatch`.
-    /// Lock held, on the main state.
-    static func install(_ rt: Runtime, global: Bool) {
-        let L = rt.L
+    /// Lock held, on the main state or (`state`) a thread of it that is running.
+    static func install(_ rt: Runtime, on state: OpaquePointer? = nil, global: Bool) {
+        let L = state ?? rt.L
         let (m, gc) = (spec.module, spec.gc)
         for type in m.types { rt.objects.define(L, type, gc: gc) }
         lua_createtable(L, 0, Int32(m.functions.count + m.tables.count + 4))

@@ -24,6 +24,8 @@ public final class Runtime: @unchecked Sendable {
     let running = Atomic<Int>(0)
     /// Errors that reached the default handler.
     let uncaughtErrors = Atomic<Int>(0)
+    /// Times Lua was entered on the main thread by a block or handler (`dispatch.run("once")`).
+    let mainThreadEntries = Atomic<Int>(0)
     /// Whether the main thread is servicing the main queue (and must be woken when idle).
     let drivingMainQueue = Atomic<Bool>(false)
 
@@ -49,6 +51,8 @@ public final class Runtime: @unchecked Sendable {
     let queues = QueueRegistry()
     /// Group enters not yet left, over every live group, for the report of outstanding work.
     let openGroupEnters = OpenGroupEnters()
+    /// Sources not released yet (cancelled when the interpreter closes).
+    let sources = LiveSources()
     /// Tasks not finished yet, and who started them.
     let tasks = TaskRegistry()
     /// The waiter the main thread is parked on, and whether its waits park (see `Waiting.swift`).
@@ -117,6 +121,62 @@ public final class Runtime: @unchecked Sendable {
         release()
     }
 
+    /// Set when the runtime is attached to a Lua state a host owns (see `HostState.swift`).
+    var host: HostState?
+
+    /// Attaches a runtime to `state`, a Lua state the host owns (stock `lua5.4` loading the
+    /// module), with `dispatch` built on it and left on top of `state`'s stack. The calling
+    /// thread, the host's main thread, holds the interpreter lock from now on whenever Lua runs
+    /// there: it is released only inside blocking calls and `dispatch.run`. Cleans up when the
+    /// state closes (see `HostState`). The runtime lives as long as the state.
+    init(attachingTo state: OpaquePointer) {
+        lua_rawgeti(state, ld_registryindex(), lua_Integer(LUA_RIDX_MAINTHREAD))
+        L = lua_tothread(state, -1)
+        ld_pop(state, 1)
+        lock = ld_lock_new()
+        admin = lua_newthread(state)
+        // Threads made from now on copy the main thread's extra space (see `ld_runtime_of`).
+        for T in [L, state, admin] { ld_extraspace(T).pointee = Unmanaged.passUnretained(self).toOpaque() }
+        _ = ld_thread_number()
+        acquire()
+        // Keep `admin` reachable: anchors[admin] = true.
+        ld_newtable(state)
+        lua_rotate(state, -2, 1)
+        lua_pushboolean(state, 1)
+        lua_rawset(state, -3)
+        anchorsRef = luaL_ref(state, ld_registryindex())
+        // The host's main Lua thread runs its chunks (see `takeThreadForHost`).
+        pooledThreads.insert(L)
+        mainQueue = QueueObject(main: DispatchQueue.main)
+        host = HostState(self, state)
+        Module.install(self, on: state, global: false)
+        luaL_getsubtable(state, ld_registryindex(), LUA_LOADED_TABLE)
+        _ = Lua.getField(state, -1, "dispatch")
+        ld_remove(state, -2)
+    }
+
+    /// For `HostState`: the interpreter is being closed by its host, on the thread that holds
+    /// the lock. Like `close()`, except that the host closes the Lua state afterwards.
+    func detachClosing() {
+        guard !isClosed else { return }
+        isClosed = true
+        while running.load(ordering: .acquiring) > 0 {
+            release()
+            usleep(1000)
+            acquire()
+        }
+        closeTasks()
+        sources.cancelAll()
+        hostFunctions.removeAll()
+        errorHandlerRef = LUA_NOREF
+        pool.removeAll()
+        pooledThreads.removeAll()
+        interruption.withLock { $0?.watcher?.stop(); $0 = nil }
+        ld_interrupt_disarm()
+        queues.forEach(QueueObject.release)
+        QueueObject.release(mainQueue)
+    }
+
     deinit {
         close()
         ld_lock_free(lock)
@@ -132,6 +192,8 @@ public final class Runtime: @unchecked Sendable {
         acquire()
         defer { release() }
         guard !isClosed else { return }
+        // A host's state is closed by the host (which detaches the runtime, see HostState).
+        guard host == nil else { return }
         isClosed = true
         while running.load(ordering: .acquiring) > 0 {
             release()
@@ -139,6 +201,7 @@ public final class Runtime: @unchecked Sendable {
             acquire()
         }
         closeTasks()
+        sources.cancelAll()
         hostFunctions.removeAll()
         errorHandlerRef = LUA_NOREF
         pool.removeAll()
@@ -178,6 +241,7 @@ public final class Runtime: @unchecked Sendable {
             return false
         }
         running.wrappingAdd(1, ordering: .relaxed)
+        if ld_thread_number() == 1 { mainThreadEntries.wrappingAdd(1, ordering: .relaxed) }
         return true
     }
 
@@ -195,7 +259,7 @@ public final class Runtime: @unchecked Sendable {
     }
 
     static func from(_ L: OpaquePointer) -> Runtime {
-        Unmanaged<Runtime>.fromOpaque(ld_extraspace(L).pointee!).takeUnretainedValue()
+        Unmanaged<Runtime>.fromOpaque(ld_runtime_of(L)!).takeUnretainedValue()
     }
 
     // MARK: the lock

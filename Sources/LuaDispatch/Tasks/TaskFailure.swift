@@ -72,9 +72,9 @@ final class TaskOwner {
     func hold(_ task: TaskObject) { held.append(task) }
 
     /// The starter has returned. Lock held.
-    func end(_ rt: Runtime) {
+    func end(_ rt: Runtime, inline: Bool = false) {
         ended = true
-        for task in held { rt.reportUnobserved(task, inline: false) }
+        for task in held { rt.reportUnobserved(task, inline: inline) }
         held = []
     }
 
@@ -126,9 +126,9 @@ extension Runtime {
 
     /// The code on pooled thread `T` has returned: tasks it started and that failed unobserved
     /// are reported. Lock held.
-    @inline(__always) func endTaskOwner(_ T: OpaquePointer) {
+    @inline(__always) func endTaskOwner(_ T: OpaquePointer, inline: Bool = false) {
         guard !tasks.owners.isEmpty, let owner = tasks.owners.removeValue(forKey: T) else { return }
-        owner.end(self)
+        owner.end(self, inline: inline)
     }
 
     /// Hands a task's unobserved error to the error handler (once), labelled with the task's
@@ -137,7 +137,9 @@ extension Runtime {
         guard let failure = task.failure, !failure.observed, !failure.reported, !failure.isCancellation else { return }
         failure.reported = true
         let q = task.queue
-        if inline {
+        // On a host's main thread outside any block (stock lua5.4 running a chunk, or closing
+        // the state and collecting the handle) a block might never run again: report it now.
+        if inline || (host != nil && ld_is_main_thread() != 0 && ld_frame_count() == 0) {
             let T = takeThread()
             handleUncaught(T, message: failure.message, traceback: failure.traceback, label: q.label)
             giveBack(T)

@@ -1,0 +1,44 @@
+#ifndef LD_EVENTS_H
+#define LD_EVENTS_H
+
+/// Makes sure a process-directed `sig` is never discarded before libdispatch watches it. When
+/// the signal has no handler (default action or ignored), installs the runtime's forwarding
+/// handler: a thread that catches the signal blocks it from then on and sends it to the process
+/// again, so it ends up pending for the process, where libdispatch's signalfd reads it. A
+/// handler already installed (libdispatch's own, which forwards the same way, or the
+/// program's) is left alone. 0, or an errno.
+int ld_signal_forward(int sig);
+
+/// Whether a signal source has watched `sig` in this process: the CLI's Ctrl-C handling
+/// (interrupt.c) then leaves the signal to the source.
+int ld_signal_watched(int sig);
+
+/// The CLI's Ctrl-C handler (interrupt.c), which a signal source for SIGINT replaces.
+void (*ld_interrupt_handler(void))(int);
+
+/// Whether the runtime's forwarding handler is installed for `sig` (for tests).
+int ld_signal_forwarding(int sig);
+
+/// Whether `sig` is blocked in the calling thread.
+int ld_signal_blocked_here(int sig);
+
+/// Readiness of `fd` right now, without waiting: bit 1 readable (data or end of file), bit 2
+/// hang-up or error reported, bit 4 bytes queued (FIONREAD > 0). -1 + errno if not open.
+int ld_fd_probe(int fd);
+
+/// fcntl(fd, F_DUPFD_CLOEXEC, 3): the runtime's own copy of a descriptor; -1 + errno.
+int ld_dup_cloexec(int fd);
+
+#include <stdint.h>
+
+/// An epoll instance for hang-up reports (close-on-exec); -1 + errno.
+int ld_hup_create(void);
+/// Adds (`modify` 0) or re-arms (`modify` 1) `fd` with no events but EPOLLONESHOT: only hang-up
+/// and error are reported, once. 0, or -1 + errno.
+int ld_hup_arm(int epfd, int fd, uint64_t token, int modify);
+/// Removes `fd`. 0, or -1 + errno.
+int ld_hup_remove(int epfd, int fd);
+/// Collects up to `max` reported tokens without waiting; their count, or -1 + errno.
+int ld_hup_collect(int epfd, uint64_t *tokens, int max);
+
+#endif

@@ -1,0 +1,101 @@
+import CLua
+import CLuaShim
+import Dispatch
+
+/// How `dispatch.run` / `Runtime.run(_:)` services the main queue (luv's `uv.run` modes).
+public enum RunMode: String, Sendable, CaseIterable {
+    /// Until no work is left (what the CLI does after a script).
+    case `default`
+    /// What is ready, waiting for at least one main-thread block or handler if work is left.
+    case once
+    /// What is ready, never waiting.
+    case nowait
+}
+
+extension Runtime {
+    /// Services the main queue on the calling thread, which must be the process's main thread
+    /// and must not hold the interpreter; returns whether work is left.
+    @discardableResult
+    public func run(_ mode: RunMode) -> Bool {
+        serve(mode, stop: { false })
+    }
+
+    /// `stop` is polled between passes (every 50 ms at most): true ends the run early.
+    func serve(_ mode: RunMode, stop: () -> Bool) -> Bool {
+        drivingMainQueue.store(true, ordering: .releasing)
+        defer { drivingMainQueue.store(false, ordering: .releasing) }
+        switch mode {
+        case .nowait:
+            _ = Self.serviceMainQueue(timeout: 0)
+        case .once:
+            let entries = mainThreadEntries.load(ordering: .acquiring)
+            while pendingWork > 0 && mainThreadEntries.load(ordering: .acquiring) == entries && !stop() {
+                _ = Self.serviceMainQueue(timeout: 50)
+                if stalledWork() != nil { break }
+            }
+        case .default:
+            var lastCheck = DispatchTime.now()
+            while pendingWork > 0 && !stop() {
+                _ = Self.serviceMainQueue(timeout: 50)
+                let now = DispatchTime.now()
+                guard now.uptimeNanoseconds - lastCheck.uptimeNanoseconds > 50_000_000 else { continue }
+                lastCheck = now
+                if let report = stalledWork() {
+                    writeStderr("luadispatch: warning: work that can never run: \(report)\n")
+                    break
+                }
+            }
+        }
+        return pendingWork > 0
+    }
+}
+
+/// `dispatch.run([mode])`.
+enum RunBinding {
+    static func install(_ m: inout ModuleSpec) {
+        m.function("run") { a throws(LuaError) in
+            let name = try a.optionalString(1) ?? "default"
+            guard let mode = RunMode(rawValue: name) else {
+                throw .argument(1, "invalid option '\(name)'")
+            }
+            guard ld_is_main_thread() != 0 else {
+                throw a.error("dispatch.run: must be called on the main thread")
+            }
+            guard ld_frame_count() == 0, TaskObject.current(a.L) == nil else {
+                throw a.error("dispatch.run: cannot be called from a block, a handler or a task")
+            }
+            let rt = a.runtime
+            // The code that called run has handed control to the loop: the tasks it started
+            // and that failed unobserved are reported now (as when a chunk returns).
+            rt.endTaskOwner(a.L)
+            if rt.host != nil { rt.armInterruption() }   // see `park`
+            let interrupt = HookWatch(rt.L)
+            let left = rt.unlocked { rt.serve(mode, stop: interrupt.changed) }
+            lua_pushboolean(a.L, left ? 1 : 0)
+            return 1
+        }
+    }
+}
+
+/// Notices Ctrl-C (lua.c's handler, or the runtime's copy of it): the handler sets a hook on the
+/// main Lua thread, which fires at the next Lua instruction; while `dispatch.run` services the
+/// main queue no Lua runs there, so the run ends as soon as a hook appears, and the hook raises
+/// "interrupted!" on the way back.
+private struct HookWatch {
+    let L: OpaquePointer
+    let hook: lua_Hook?
+    let mask: Int32
+
+    init(_ L: OpaquePointer) {
+        self.L = L
+        hook = lua_gethook(L)
+        mask = lua_gethookmask(L)
+    }
+
+    func changed() -> Bool {
+        let now = lua_gethook(L)
+        let same = (now == nil && hook == nil)
+            || (now != nil && hook != nil && unsafeBitCast(now, to: UnsafeRawPointer.self) == unsafeBitCast(hook, to: UnsafeRawPointer.self))
+        return !same || lua_gethookmask(L) != mask
+    }
+}

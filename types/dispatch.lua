@@ -1,0 +1,538 @@
+---@meta dispatch
+-- lua-language-server definitions for the `dispatch` module (LuaDispatch). Point the server at
+-- this folder ("workspace.library": ["<repository>/types"], or the `types` directory of the
+-- installed rock). docs/api.md is the reference; Tests/lua/check-types.lua checks that the two,
+-- and the module itself, name the same functions and methods.
+
+---A number of seconds from now, a monotonic deadline or a wall-clock deadline.
+---@alias dispatch.deadline number|dispatch.time|dispatch.walltime
+
+---A timeout for a wait: like a deadline; `nil` waits forever.
+---@alias dispatch.timeout number|dispatch.time|dispatch.walltime|nil
+
+---@alias dispatch.qos "user_interactive"|"user_initiated"|"default"|"utility"|"background"|"unspecified"
+
+---@alias dispatch.block fun()|dispatch.work_item
+
+---@class dispatch
+---@field main dispatch.queue The main queue (`com.apple.main-thread`), serviced on the main thread.
+local dispatch = {}
+
+-- MARK: queues
+
+---@class dispatch.queue_options
+---@field label? string
+---@field concurrent? boolean
+---@field qos? dispatch.qos
+---@field inactive? boolean
+---@field target? dispatch.queue
+
+---A serial queue with `label`, or a queue made from an options table.
+---@param label_or_options? string|dispatch.queue_options
+---@return dispatch.queue
+function dispatch.queue(label_or_options) end
+
+---A global concurrent queue.
+---@param qos? dispatch.qos
+---@return dispatch.queue
+function dispatch.global(qos) end
+
+---@class dispatch.queue
+---@field label string
+---@field concurrent boolean
+---@field qos dispatch.qos
+local queue = {}
+
+---@class dispatch.async_options
+---@field group? dispatch.group
+---@field barrier? boolean
+---@field qos? dispatch.qos
+
+---`DispatchQueue.async`.
+---@param block dispatch.block
+---@param options? dispatch.async_options
+function queue:async(block, options) end
+
+---Runs `block` on the queue and waits; returns what it returns. Errors propagate unchanged.
+---@param block dispatch.block
+---@param options? {barrier?: boolean}
+---@return any ...
+function queue:sync(block, options) end
+
+---@param block dispatch.block
+function queue:barrier_async(block) end
+
+---@param block dispatch.block
+---@return any ...
+function queue:barrier_sync(block) end
+
+---`asyncAfter`; a walltime deadline uses `asyncAfter(wallDeadline:)`.
+---@param deadline dispatch.deadline
+---@param block dispatch.block
+function queue:after(deadline, block) end
+
+function queue:suspend() end
+
+---Raises when the queue is not suspended.
+function queue:resume() end
+
+---Starts an inactive queue.
+function queue:activate() end
+
+---Only while inactive; `nil` resets the target to the default global queue.
+---@param target dispatch.queue|nil
+function queue:set_target(target) end
+
+---@param key dispatch.specific_key
+---@param value any
+function queue:set_specific(key, value) end
+
+---@param key dispatch.specific_key
+---@return any
+function queue:get_specific(key) end
+
+---@class dispatch.specific_key
+
+---A new key for `set_specific` / `get_specific`.
+---@param name? string
+---@return dispatch.specific_key
+function dispatch.specific_key(name) end
+
+---Looks `key` up through the running queue's target chain.
+---@param key dispatch.specific_key
+---@return any
+function dispatch.get_specific(key) end
+
+---The label of the queue whose block runs on the calling thread (the main queue's on the main
+---thread outside any block).
+---@return string|nil
+function dispatch.current_label() end
+
+---Calls `fn(1) ... fn(n)` with `DispatchQueue.concurrentPerform`.
+---@param n integer
+---@param fn fun(i: integer)
+function dispatch.concurrent_perform(n, fn) end
+
+---Runs `fn(1) ... fn(n)` on worker interpreters in parallel; returns `{fn(1), ..., fn(n)}`.
+---@param n integer
+---@param fn fun(i: integer): any
+---@param options? {chunk?: integer}
+---@return any[]
+function dispatch.concurrent_map(n, fn, options) end
+
+-- MARK: work items
+
+---@class dispatch.work_item_options
+---@field barrier? boolean
+---@field qos? dispatch.qos
+---@field detached? boolean
+---@field enforce_qos? boolean
+---@field inherit_qos? boolean
+---@field assign_current_context? boolean
+---@field no_qos? boolean
+
+---A `DispatchWorkItem`.
+---@param fn fun()
+---@param options? dispatch.work_item_options
+---@return dispatch.work_item
+function dispatch.work_item(fn, options) end
+
+---@class dispatch.work_item
+local work_item = {}
+
+---Runs the item now on the calling thread (nothing once cancelled).
+function work_item:perform() end
+
+function work_item:cancel() end
+
+---@return boolean
+function work_item:is_cancelled() end
+
+---Waits for the item's first completion.
+---@param timeout? dispatch.timeout
+---@return boolean ok
+---@return "timeout"|nil reason
+function work_item:wait(timeout) end
+
+---@param queue dispatch.queue
+---@param block dispatch.block
+function work_item:notify(queue, block) end
+
+-- MARK: groups and semaphores
+
+---@return dispatch.group
+function dispatch.group() end
+
+---@class dispatch.group
+local group = {}
+
+function group:enter() end
+
+---Raises when the group was not entered.
+function group:leave() end
+
+---@param queue dispatch.queue
+---@param block dispatch.block
+function group:notify(queue, block) end
+
+---@param timeout? dispatch.timeout
+---@return boolean ok
+---@return "timeout"|nil reason
+function group:wait(timeout) end
+
+---@param value integer `>= 0`
+---@return dispatch.semaphore
+function dispatch.semaphore(value) end
+
+---@class dispatch.semaphore
+local semaphore = {}
+
+---@param timeout? dispatch.timeout
+---@return boolean ok
+---@return "timeout"|nil reason
+function semaphore:wait(timeout) end
+
+---@return boolean woke `true` when it woke a waiter
+function semaphore:signal() end
+
+-- MARK: time
+
+---A monotonic deadline (`DispatchTime`): `t + s`, `t - s`, `t2 - t1` (seconds), comparisons.
+---@class dispatch.time
+---@field seconds number Uptime in seconds.
+---@operator add(number): dispatch.time
+---@operator sub(number): dispatch.time
+---@operator sub(dispatch.time): number
+
+---A wall-clock deadline (`DispatchWallTime`).
+---@class dispatch.walltime
+---@field seconds number Unix time in seconds.
+---@operator add(number): dispatch.walltime
+---@operator sub(number): dispatch.walltime
+---@operator sub(dispatch.walltime): number
+
+---`DispatchTime.now()`.
+---@return dispatch.time
+function dispatch.now() end
+
+---Now, Unix seconds, `"YYYY-MM-DD HH:MM:SS"` (UTC) or a date table (UTC).
+---@param spec? number|string|{year: integer, month: integer, day: integer, hour?: integer, min?: integer, sec?: number}
+---@return dispatch.walltime
+function dispatch.walltime(spec) end
+
+-- MARK: tasks
+
+---Runs `fn` as a task: a coroutine whose every step is a block on `queue`.
+---@param fn fun(): any
+---@param queue? dispatch.queue
+---@return dispatch.task
+function dispatch.task(fn, queue) end
+
+---@class dispatch.task
+local task = {}
+
+---`true, results...`, `false, "timeout"`, or the task's error raised again.
+---@param timeout? dispatch.timeout
+---@return boolean ok
+---@return any ...
+function task:wait(timeout) end
+
+function task:cancel() end
+
+---@return boolean
+function task:is_cancelled() end
+
+---`true` in a task's own coroutine.
+---@return boolean
+function dispatch.in_task() end
+
+---Calls `fn(resume)` and waits until `resume(...)` is called; returns its arguments.
+---@param fn fun(resume: fun(...: any): boolean)
+---@return any ...
+function dispatch.await(fn) end
+
+-- MARK: threads, errors, lifetime
+
+---@class dispatch.thread_info
+---@field number integer 1 for the main thread, then 2, 3, ...
+---@field tid integer
+---@field is_main boolean
+---@field name string|nil
+
+---@return dispatch.thread_info
+function dispatch.thread() end
+
+---Releases the interpreter while sleeping; inside a task, suspends the task.
+---@param seconds number
+function dispatch.sleep(seconds) end
+
+---@class dispatch.once
+---@overload fun(): any ...
+
+---A callable: the first caller runs `fn`, concurrent callers wait, every caller gets its results.
+---@param fn fun(): any
+---@return dispatch.once
+function dispatch.once(fn) end
+
+---Flushes output and ends the process (`true`/`false` mean 0/1).
+---@param code? integer|boolean
+function dispatch.exit(code) end
+
+---@return integer
+function dispatch.pid() end
+
+---@param pid integer
+---@param signal string|integer `"SIGUSR1"`, `"USR1"` or a number
+---@return true|nil ok
+---@return string|nil message
+---@return string|nil errno_name
+function dispatch.kill(pid, signal) end
+
+---`"ENOENT"`; `"OK"` for 0.
+---@param n integer
+---@return string
+function dispatch.errno_name(n) end
+
+---Handler for errors in asynchronous blocks, work items and source handlers; `nil` restores
+---the default.
+---@param fn fun(message: string, traceback: string, label: string|nil)|nil
+function dispatch.set_error_handler(fn) end
+
+---Services the main queue on the main thread: `"default"` until no work is left, `"once"` what
+---is ready (waiting for at least one block if there is work), `"nowait"` what is ready.
+---@param mode? "default"|"once"|"nowait"
+---@return boolean work_left
+function dispatch.run(mode) end
+
+-- MARK: sources
+
+---@class dispatch.source_options
+---@field queue? dispatch.queue
+---@field handler? fun()
+---@field cancel_handler? fun()
+---@field registration_handler? fun()
+
+---@class dispatch.timer_options: dispatch.source_options
+---@field deadline? dispatch.deadline
+---@field interval? number
+---@field leeway? number
+---@field strict? boolean
+
+dispatch.source = {}
+
+---@param options? dispatch.timer_options
+---@return dispatch.source
+function dispatch.source.timer(options) end
+
+---@param options dispatch.source_options|{signal: string|integer}
+---@return dispatch.source|nil source
+---@return string|nil message
+---@return string|nil errno_name
+function dispatch.source.signal(options) end
+
+---@param options dispatch.source_options|{fd: integer}
+---@return dispatch.source|nil source
+---@return string|nil message
+---@return string|nil errno_name
+function dispatch.source.read(options) end
+
+---@param options dispatch.source_options|{fd: integer}
+---@return dispatch.source|nil source
+---@return string|nil message
+---@return string|nil errno_name
+function dispatch.source.write(options) end
+
+---@param options? dispatch.source_options
+---@return dispatch.source
+function dispatch.source.data_add(options) end
+
+---@param options? dispatch.source_options
+---@return dispatch.source
+function dispatch.source.data_or(options) end
+
+---@param options? dispatch.source_options
+---@return dispatch.source
+function dispatch.source.data_replace(options) end
+
+---@param options dispatch.source_options|{path: string, events: string[]}
+---@return dispatch.source|nil source
+---@return string|nil message
+---@return string|nil errno_name
+function dispatch.source.file(options) end
+
+---@param options dispatch.source_options|{pid: integer, events?: string[]}
+---@return dispatch.source|nil source
+---@return string|nil message
+---@return string|nil errno_name
+function dispatch.source.process(options) end
+
+---@class dispatch.source
+---@field data any What fired since the last handler run (see docs/sources.md).
+---@field handle any The fd, signal number, path or pid.
+---@field kind string `"timer"`, `"signal"`, ...
+local source = {}
+
+function source:resume() end
+
+function source:suspend() end
+
+function source:cancel() end
+
+---@return boolean
+function source:is_cancelled() end
+
+---@param fn fun()|nil
+function source:set_event_handler(fn) end
+
+---@param fn fun()|nil
+function source:set_cancel_handler(fn) end
+
+---@param fn fun()|nil
+function source:set_registration_handler(fn) end
+
+---Timers only.
+---@param options {deadline?: dispatch.deadline, interval?: number, leeway?: number}
+function source:schedule(options) end
+
+---Data sources only.
+---@param n integer `>= 0`
+function source:merge(n) end
+
+-- MARK: I/O channels, data, descriptors, HTTP
+
+---@class dispatch.io_options
+---@field path? string
+---@field fd? integer
+---@field type? "stream"|"random"
+---@field mode? string `"r"`, `"w"`, `"a"`, `"r+"`, `"w+"`, `"a+"`
+---@field permissions? integer|string
+---@field queue? dispatch.queue
+---@field cleanup? fun(errno: integer)
+
+---@class dispatch.io_module
+---@overload fun(options: dispatch.io_options): dispatch.io
+dispatch.io = {}
+
+---@param fd integer
+---@param max_length integer|number
+---@param queue dispatch.queue|nil
+---@param fn fun(data: dispatch.data, errno: integer)
+function dispatch.io.read(fd, max_length, queue, fn) end
+
+---@param fd integer
+---@param data dispatch.data|string
+---@param queue dispatch.queue|nil
+---@param fn fun(remaining: dispatch.data, errno: integer)
+function dispatch.io.write(fd, data, queue, fn) end
+
+---@class dispatch.io
+---@field fd integer `-1` until a path channel has opened its file.
+---@field type "stream"|"random"
+local io_channel = {}
+
+---@param offset integer
+---@param length integer|number
+---@param queue dispatch.queue|nil
+---@param fn fun(done: boolean, data: dispatch.data, errno: integer)
+function io_channel:read(offset, length, queue, fn) end
+
+---@param offset integer
+---@param data dispatch.data|string
+---@param queue dispatch.queue|nil
+---@param fn fun(done: boolean, remaining: dispatch.data, errno: integer)
+function io_channel:write(offset, data, queue, fn) end
+
+---@param limits {high?: integer|number, low?: integer}
+function io_channel:set_limit(limits) end
+
+---@param seconds number
+---@param strict? boolean
+function io_channel:set_interval(seconds, strict) end
+
+---@param fn fun()
+function io_channel:barrier(fn) end
+
+---@param options? {stop?: boolean}
+function io_channel:close(options) end
+
+---@class dispatch.data_module
+---@overload fun(s?: string): dispatch.data
+dispatch.data = {}
+
+---The file mapped read-only.
+---@param path string
+---@return dispatch.data|nil data
+---@return string|nil message
+---@return string|nil errno_name
+function dispatch.data.map(path) end
+
+---Immutable bytes (`DispatchData`): `#d`, `d1 .. d2`, `d1 == d2`.
+---@class dispatch.data
+---@operator len: integer
+---@operator concat(dispatch.data|string|number): dispatch.data
+local data = {}
+
+---A slice without copying, indexed as `string.sub`.
+---@param i integer
+---@param j? integer
+---@return dispatch.data
+function data:sub(i, j) end
+
+---A Lua string copy.
+---@param i? integer
+---@param j? integer
+---@return string
+function data:bytes(i, j) end
+
+---Iterates over `offset, region`.
+---@return fun(): integer, dispatch.data
+function data:regions() end
+
+dispatch.fd = {}
+
+---@return integer read_fd
+---@return integer write_fd
+function dispatch.fd.pipe() end
+
+---@param path string
+---@param mode string
+---@param permissions? integer|string
+---@return integer|nil fd
+---@return string|nil message
+---@return string|nil errno_name
+function dispatch.fd.open(path, mode, permissions) end
+
+---@param fd integer
+---@param max integer
+---@return string|nil bytes
+---@return string|nil message
+---@return string|nil errno_name
+function dispatch.fd.read(fd, max) end
+
+---@param fd integer
+---@param s string
+---@return integer|nil written
+---@return string|nil message
+---@return string|nil errno_name
+function dispatch.fd.write(fd, s) end
+
+---@param fd integer
+---@return true|nil ok
+---@return string|nil message
+---@return string|nil errno_name
+function dispatch.fd.close(fd) end
+
+---@param fd integer
+---@param on? boolean
+---@return true
+function dispatch.fd.set_nonblocking(fd, on) end
+
+dispatch.http = {}
+
+---An HTTP GET through Foundation's URLSession; `fn` runs on `queue`.
+---@param url string
+---@param queue dispatch.queue|nil
+---@param fn fun(body: string|nil, status: integer|nil, err: string|nil)
+function dispatch.http.get(url, queue, fn) end
+
+return dispatch
