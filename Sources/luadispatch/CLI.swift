@@ -65,6 +65,7 @@ enum CLI {
         let argv = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: args.count + 1)
         for (i, a) in args.enumerated() { argv[i] = strdup(a) }
         argv[args.count] = nil
+        Session.argv = argv
         var first: Int32 = 0
         let mask = ldcli_collectargs(argv, &first)
         let noEnv = mask != LDCLI_HAS_ERROR && mask & LDCLI_HAS_NOENV != 0
@@ -117,6 +118,8 @@ enum CLI {
 /// What the C REPL calls back into.
 enum Session {
     nonisolated(unsafe) static var runtime: Runtime?
+    /// lua.c keeps pointers into argv (`progname`) until exit: referenced, not leaked.
+    nonisolated(unsafe) static var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
 
     /// The REPL waits for a line while the main queue keeps running.
     static let waitForInput: @convention(c) (Int32) -> Void = { fd in
