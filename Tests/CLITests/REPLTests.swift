@@ -99,9 +99,12 @@ final class REPLTests: XCTestCase {
         let waited = t.read(10, until: "tick")
         XCTAssertTrue(waited.contains("tick\ttrue"), "no key pressed, the block ran: \(waited.debugDescription)")
         t.type("dispatch.queue('q'):async(function() dispatch.main:async(function() print('hop') end) end)\n")
-        XCTAssertTrue(t.read(10, until: "hop").contains("hop"))
+        // "hop" then a line end: the echo of the typed line contains "hop') end)".
+        let hop = t.read(10, until: "hop\r\n")
+        XCTAssertTrue(hop.contains("hop\r\n"))
         t.type("\u{4}")
+        let end = t.read(5)
         t.waitForExit()
-        XCTAssertEqual(t.process.terminationStatus, 0)
+        XCTAssertEqual(t.process.terminationStatus, 0, "after hop: \(hop.debugDescription), then: \(end.debugDescription)")
     }
 }
