@@ -40,7 +40,9 @@ let package = Package(
         .executableTarget(name: "embed-example", dependencies: ["LuaDispatch", "CLuaLink"]),
         // The benchmark suite: each row measures Lua and native Swift Dispatch in the same run.
         .executableTarget(name: "luadispatch-bench", dependencies: ["LuaDispatch", "CLuaShim", "CLuaLink"]),
+        // The suite's native baselines: one standalone Swift program per row, no Lua in it.
+        .executableTarget(name: "luadispatch-native"),
         .testTarget(name: "LuaDispatchTests", dependencies: ["LuaDispatch", "CLua", "CLuaShim", "CLuaLink"]),
-        .testTarget(name: "CLITests", dependencies: ["luadispatch", "embed-example", "luadispatch-bench"]),
+        .testTarget(name: "CLITests", dependencies: ["luadispatch", "embed-example", "luadispatch-bench", "luadispatch-native"]),
     ]
 )

@@ -62,40 +62,39 @@ int ld_signal_blocked_here(int sig) {
     return sigismember(&mask, sig) == 1;
 }
 
-int ld_fd_probe(int fd) {
-    struct pollfd p = {.fd = fd, .events = POLLIN};
-    int r;
-    do { r = poll(&p, 1, 0); } while (r < 0 && errno == EINTR);
-    if (r < 0) return -1;
-    if (p.revents & POLLNVAL) { errno = EBADF; return -1; }
-    int bits = 0;
-    if (p.revents & POLLIN) bits |= 1;
-    if (p.revents & (POLLHUP | POLLERR)) bits |= 2;
-    int queued = 0;
-    if (ioctl(fd, FIONREAD, &queued) == 0 && queued > 0) bits |= 4;
-    return bits;
-}
-
 int ld_dup_cloexec(int fd) { return fcntl(fd, F_DUPFD_CLOEXEC, 3); }
 
-// MARK: hang-up reports (HangupWatcher.swift)
+// MARK: the descriptor watcher (DescriptorWatcher.swift)
 
 #include <sys/epoll.h>
 
-int ld_hup_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
+int ld_watch_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
 
-int ld_hup_arm(int epfd, int fd, uint64_t token, int modify) {
-    struct epoll_event ev = {.events = EPOLLONESHOT, .data = {.u64 = token}};
+int ld_watch_arm(int epfd, int fd, uint64_t token, int write, int modify) {
+    struct epoll_event ev = {.events = (write ? EPOLLOUT : EPOLLIN) | EPOLLONESHOT, .data = {.u64 = token}};
     return epoll_ctl(epfd, modify ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &ev);
 }
 
-int ld_hup_remove(int epfd, int fd) { return epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL); }
+int ld_watch_remove(int epfd, int fd) { return epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL); }
 
-int ld_hup_collect(int epfd, uint64_t *tokens, int max) {
+int ld_watch_collect(int epfd, uint64_t *tokens, int max) {
     struct epoll_event ev[16];
     if (max > 16) max = 16;
     int n;
     do { n = epoll_wait(epfd, ev, max, 0); } while (n < 0 && errno == EINTR);
     for (int i = 0; i < n; i++) tokens[i] = ev[i].data.u64;
     return n;
+}
+
+long ld_fd_queued(int fd) {
+    int n = 0;
+    return ioctl(fd, FIONREAD, &n) == 0 ? n : -1;
+}
+
+long ld_fd_space(int fd) {
+    int size = fcntl(fd, F_GETPIPE_SZ);
+    if (size < 0) return -1;
+    int n = 0;
+    if (ioctl(fd, FIONREAD, &n) != 0) n = 0;
+    return size > n ? size - n : 0;
 }

@@ -9,6 +9,8 @@ struct Measurement {
     var lua: Double
     var baseline: Double
     /// Extra columns, e.g. `cat`'s figure for the file combine.
+    /// A second ratio with a target of its own (e.g. peak memory, besides time).
+    var aux: Double? = nil
     var notes: String = ""
     /// For targets the two figures cannot express alone (e.g. a thread limit): whether this
     /// run met them. Every run must, besides the row's `meets`.
@@ -25,6 +27,9 @@ struct Row: Sendable {
     let target: String
     /// Whether the medians meet the target: (lua, baseline, ratio) -> Bool.
     let meets: @Sendable (Double, Double, Double) -> Bool
+    /// The second ratio's name and target, if the row has one (see `Measurement.aux`).
+    var auxName: String? = nil
+    var auxMeets: (@Sendable (Double) -> Bool)? = nil
     /// Runs once at the given size factor (1 = full size; the smoke test uses a small one).
     let measure: @Sendable (_ scale: Double) throws -> Measurement
 }
@@ -40,10 +45,6 @@ enum BenchMain {
             case "--scale": scale = Double(args.next() ?? "") ?? scale
             case "--repeat": repeats = Int(args.next() ?? "") ?? repeats
             case "--rows": only = Set((args.next() ?? "").split(separator: ",").map(String.init))
-            case "--combine":
-                let files = Array(args)
-                guard files.count == 3 else { exit(2) }
-                IORows.nativeCombine(files[0], files[1], files[2])
             case "--list":
                 for r in Rows.all { print(r.name) }
                 return
@@ -63,11 +64,19 @@ enum BenchMain {
             do {
                 var runs: [Measurement] = []
                 for _ in 0..<repeats { runs.append(try row.measure(scale)) }
+                // Each run is one pair measured back to back: the ratio is the median of the
+                // pairs' ratios, which cancels load that changes between pairs.
                 let lua = median(runs.map(\.lua)), base = median(runs.map(\.baseline))
-                let ratio = lua / base
-                let ok = row.meets(lua, base, ratio) && runs.allSatisfy { $0.meets ?? true }
+                let ratio = median(runs.map { $0.lua / $0.baseline })
+                var ok = row.meets(lua, base, ratio) && runs.allSatisfy { $0.meets ?? true }
+                var notes = runs.last?.notes ?? ""
+                if let auxName = row.auxName {
+                    let aux = median(runs.compactMap(\.aux))
+                    ok = ok && (row.auxMeets?(aux) ?? true)
+                    notes = "\(auxName) " + String(format: "%.2fx (median); ", aux) + notes
+                }
                 table.add([row.name, fmt(lua), fmt(base), row.unit + " (vs \(row.baselineName))",
-                           String(format: "%.2fx", ratio), row.target, ok ? "yes" : "NO", runs.last?.notes ?? ""])
+                           String(format: "%.2fx", ratio), row.target, ok ? "yes" : "NO", notes])
             } catch {
                 failures += 1
                 table.add([row.name, "-", "-", row.unit, "-", row.target, "error", "\(error)"])

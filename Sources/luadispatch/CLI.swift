@@ -59,10 +59,14 @@ enum CLI {
         return out
     }
 
+    /// lua.c's argv, kept reachable until exit (LeakSanitizer reported it as lost otherwise).
+    nonisolated(unsafe) private static var keptArgv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+
     static func runLua(_ args: [String], programName: String) -> Int32 {
         // C strings that live until exit (lua.c keeps pointers into argv).
         let argc = Int32(args.count)
         let argv = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: args.count + 1)
+        keptArgv = argv
         for (i, a) in args.enumerated() { argv[i] = strdup(a) }
         argv[args.count] = nil
         Session.argv = argv

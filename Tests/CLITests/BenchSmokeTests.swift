@@ -15,7 +15,9 @@ final class BenchSmokeTests: XCTestCase {
         XCTAssertEqual(p.terminationStatus, 0, text)
         let rows = ["async_serial", "async_concurrent", "sync_round_trip", "perform_overhead", "pending_block_memory",
                     "concurrent_map_primes", "timer_lateness", "file_combine", "startup",
-                    "tasks_sleep", "task_await_signalled", "task_suspend_resume"]
+                    "tasks_sleep", "task_await_signalled", "task_suspend_resume",
+                    "inproc_async_serial", "inproc_async_concurrent", "inproc_sync_round_trip",
+                    "inproc_perform_overhead", "inproc_pending_block_memory", "inproc_concurrent_map_primes"]
         for row in rows {
             let line = text.split(separator: "\n").first { $0.hasPrefix(row + " ") }
             XCTAssertNotNil(line, "row \(row) missing:\n\(text)")

@@ -99,7 +99,7 @@ final class REPLTests: XCTestCase {
         let waited = t.read(10, until: "tick")
         XCTAssertTrue(waited.contains("tick\ttrue"), "no key pressed, the block ran: \(waited.debugDescription)")
         t.type("dispatch.queue('q'):async(function() dispatch.main:async(function() print('hop') end) end)\n")
-        // "hop" then a line end: the echo of the typed line contains "hop') end)".
+        // "hop" followed by the end of its line: the echo of the typed line holds "hop" too.
         let hop = t.read(10, until: "hop\r\n")
         XCTAssertTrue(hop.contains("hop\r\n"))
         t.type("\u{4}")

@@ -52,21 +52,6 @@ final class SignalDeliveryTests: XCTestCase {
         XCTAssertEqual(out, ["1000 1000 0"])
     }
 
-    /// Sent from other threads (blocks on a concurrent queue) while the source registers.
-    func testSignalsFromManyThreadsDuringRegistrationAreNotLost() {
-        let out = IOHarness().run("""
-            local q = dispatch.queue("sig49")
-            local got = dispatch.semaphore(0)
-            local s = dispatch.source.signal{signal = 49, queue = q, handler = function() got:signal() end}
-            local g = dispatch.group()
-            s:resume()
-            dispatch.concurrent_perform(4, function() dispatch.kill(dispatch.pid(), 49) end)
-            t.emit("first", got:wait(5))
-            s:cancel()
-            """)
-        XCTAssertEqual(out, ["first true"])
-    }
-
     /// A handler the host installed is the host's: the runtime does not replace it.
     func testHostHandlerIsLeftAlone() {
         var old = sigaction()

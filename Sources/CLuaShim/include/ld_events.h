@@ -22,23 +22,24 @@ int ld_signal_forwarding(int sig);
 /// Whether `sig` is blocked in the calling thread.
 int ld_signal_blocked_here(int sig);
 
-/// Readiness of `fd` right now, without waiting: bit 1 readable (data or end of file), bit 2
-/// hang-up or error reported, bit 4 bytes queued (FIONREAD > 0). -1 + errno if not open.
-int ld_fd_probe(int fd);
-
 /// fcntl(fd, F_DUPFD_CLOEXEC, 3): the runtime's own copy of a descriptor; -1 + errno.
 int ld_dup_cloexec(int fd);
 
 #include <stdint.h>
 
-/// An epoll instance for hang-up reports (close-on-exec); -1 + errno.
-int ld_hup_create(void);
-/// Adds (`modify` 0) or re-arms (`modify` 1) `fd` with no events but EPOLLONESHOT: only hang-up
-/// and error are reported, once. 0, or -1 + errno.
-int ld_hup_arm(int epfd, int fd, uint64_t token, int modify);
+/// The runtime's own epoll instance for the descriptors sources watch (close-on-exec); -1 + errno.
+int ld_watch_create(void);
+/// Adds (`modify` 0) or re-arms (`modify` 1) `fd` for readability (`write` 0) or writability,
+/// one-shot: one report (hang-up and error included), then nothing until re-armed. 0, or -1 + errno
+/// (EPERM for regular files, which are always ready).
+int ld_watch_arm(int epfd, int fd, uint64_t token, int write, int modify);
 /// Removes `fd`. 0, or -1 + errno.
-int ld_hup_remove(int epfd, int fd);
-/// Collects up to `max` reported tokens without waiting; their count, or -1 + errno.
-int ld_hup_collect(int epfd, uint64_t *tokens, int max);
+int ld_watch_remove(int epfd, int fd);
+/// Collects up to `max` (at most 16) reported tokens without waiting; their count, or -1 + errno.
+int ld_watch_collect(int epfd, uint64_t *tokens, int max);
+/// Bytes queued for reading (FIONREAD), or -1 when the descriptor cannot say.
+long ld_fd_queued(int fd);
+/// Free space in a pipe (its capacity less what is queued), or -1 for other descriptors.
+long ld_fd_space(int fd);
 
 #endif

@@ -127,6 +127,23 @@ ld_lock *ld_lock_held(void);
 /// Bytes malloc has handed out and not had back (glibc's main arena), for measurements.
 size_t ld_heap_in_use(void);
 
+// MARK: libdispatch's C functions, which Swift's Dispatch does not expose on Linux
+
+/// A work function for ld_async_f: called once with the context pointer.
+typedef void (*ld_work_fn)(void *context);
+
+/// dispatch_async_f onto `queue` (a dispatch_queue_t), or dispatch_barrier_async_f when
+/// `barrier`, or dispatch_group_async_f when `group` (a dispatch_group_t) is not NULL (not
+/// both: libdispatch has no function for a barrier in a group).
+void ld_async_f(void *queue, void *group, int barrier, void *context, ld_work_fn work);
+
+/// dispatch_sync_f onto `queue`, or dispatch_barrier_sync_f when `barrier`: runs `work` on the
+/// calling thread as a block of the queue, with no block object made.
+void ld_sync_f(void *queue, int barrier, void *context, ld_work_fn work);
+
+/// dispatch_queue_get_label: used to check that a queue pointer is the one expected.
+const char *ld_queue_label(void *queue);
+
 // MARK: system calls Swift cannot make (syscall(2) is variadic)
 
 /// 0 if epoll accepts `fd` (or it is a regular file, which libdispatch treats as always

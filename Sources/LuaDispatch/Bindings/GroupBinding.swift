@@ -7,6 +7,8 @@ import Synchronization
 /// libdispatch, and so does releasing a group that is still entered.
 final class GroupObject: @unchecked Sendable {
     let group = DispatchGroup()
+    /// The group's `dispatch_group_t`, for `dispatch_group_async_f` (nil if it cannot be found).
+    private(set) lazy var rawGroup: UnsafeMutableRawPointer? = RawDispatch.pointer(group)
     let entered = Atomic<Int>(0)
     /// The runtime's count of enters not yet left, over all its groups (for `outstandingWork`).
     let openEnters: OpenGroupEnters

@@ -64,6 +64,8 @@ enum QueueBinding {
     private static func type() -> ObjectType {
         var t = ObjectType(.queue)
         t.method("async") { a throws(LuaError) in
+            // The common case, kept short: q:async(fn), no options, no reference counting.
+            if a.count == 2, a.type(2) == LUA_TFUNCTION, Runtime.submitPlain(a.L) { return 0 }
             let q: QueueObject = try a.object(1, .queue)
             var group: GroupObject?, barrier = false, qos: DispatchQoS?
             try Options.parse(a, 3) { o throws(LuaError) in
@@ -83,6 +85,7 @@ enum QueueBinding {
             return 0
         }
         t.method("sync") { a throws(LuaError) in
+            if let n = try SyncWait.plain(a, barrier: false) { return n }
             let q: QueueObject = try a.object(1, .queue)
             var barrier = false
             try Options.parse(a, 3) { o throws(LuaError) in
@@ -93,7 +96,8 @@ enum QueueBinding {
             return try sync(a, q, 2, barrier: barrier)
         }
         t.method("barrier_sync") { a throws(LuaError) in
-            try sync(a, try a.object(1, .queue), 2, barrier: true)
+            if let n = try SyncWait.plain(a, barrier: true) { return n }
+            return try sync(a, try a.object(1, .queue), 2, barrier: true)
         }
         t.method("after") { a throws(LuaError) in
             let q: QueueObject = try a.object(1, .queue)
@@ -190,6 +194,7 @@ enum QueueBinding {
         if a.type(i) == LUA_TFUNCTION {
             // The common case, kept short: anchor the function, count the work, submit.
             let ref = a.ref(i)
+            if qos == nil, rt.submitRecord(ref, on: .passUnretained(q), group: group, barrier: barrier) { return }
             rt.workAdded()
             q.queued.wrappingAdd(1, ordering: .relaxed)
             q.queue.async(group: group?.group, qos: qos ?? .unspecified, flags: barrier ? .barrier : []) {
@@ -210,7 +215,7 @@ enum QueueBinding {
     static func sync(_ a: Args, _ q: QueueObject, _ i: Int32, barrier: Bool) throws(LuaError) -> Int32 {
         if a.type(i) == LUA_TFUNCTION {
             let rt = a.runtime
-            return try rt.wait(a, SyncWait(runtime: rt, L: a.L, queue: q, function: i, barrier: barrier))
+            return try rt.wait(a, SyncWait(runtime: .passUnretained(rt), L: a.L, queue: .passUnretained(q), function: i, barrier: barrier))
         }
         guard let item: WorkItemObject = a.optionalObject(i, .workItem) else {
             throw a.typeError(i, "function or dispatch.work_item")

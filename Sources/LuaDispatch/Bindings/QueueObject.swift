@@ -20,6 +20,8 @@ final class QueueObject: @unchecked Sendable {
     let queued = Atomic<Int>(0)
     /// Where this queue is listed while alive (custom queues only).
     var registry: QueueRegistry?
+    /// The queue's `dispatch_queue_t`, for `dispatch_async_f` (nil if it cannot be found).
+    let rawQueue: UnsafeMutableRawPointer?
 
     init(queue: DispatchQueue, label: String, concurrent: Bool, kind: Kind = .custom,
          target: QueueObject? = nil, inactive: Bool = false) {
@@ -29,6 +31,7 @@ final class QueueObject: @unchecked Sendable {
         self.kind = kind
         self.target = target
         self.inactive = Atomic(inactive)
+        rawQueue = RawDispatch.queue(queue)
     }
 
     convenience init(main: DispatchQueue) {
@@ -77,6 +80,9 @@ final class QueueObject: @unchecked Sendable {
     func heldByCallingThread(barrier: Bool) -> QueueObject? {
         let onMain = ld_thread_number() == 1
         let frames = ld_frame_count()
+        // The common case, answered without walking anything: a queue that targets no other
+        // queue, called from outside any block.
+        if frames == 0, target == nil, kind != .main { return nil }
         var next: QueueObject? = self
         while let held = next {
             next = held.target

@@ -30,6 +30,9 @@ enum SourceBinding {
         let spec = try parse(a, kind)
         let rt = a.runtime
         let q = spec.queue ?? rt.global(.default)
+        if [.read, .write, .file, .process].contains(kind), DescriptorWatcher.shared == nil {
+            return Errno.pushFailure(a.L, errno, context: "cannot watch descriptors")
+        }
         let source: DispatchSourceProtocol
         var handle = SourceObject.Handle.number(0)
         var watcher: WatchedDescriptor?
@@ -53,10 +56,7 @@ enum SourceBinding {
             case .failure(let e): return Errno.pushFailure(a.L, e.code, context: "fd \(fd)")
             case .success(let w): watcher = w
             }
-            let own = watcher!.fd
-            source = kind == .read
-                ? DispatchSource.makeReadSource(fileDescriptor: own, queue: q.queue)
-                : DispatchSource.makeWriteSource(fileDescriptor: own, queue: q.queue)
+            source = DispatchSource.makeUserDataReplaceSource(queue: q.queue)  // see DescriptorWatcher
             handle = .number(Int(fd))
         case .data_add: source = DispatchSource.makeUserDataAddSource(queue: q.queue)
         case .data_or: source = DispatchSource.makeUserDataOrSource(queue: q.queue)
@@ -67,7 +67,7 @@ enum SourceBinding {
             case .failure(let e): return Errno.pushFailure(a.L, e.code, context: path)
             case .success(let w): watcher = w
             }
-            source = DispatchSource.makeReadSource(fileDescriptor: watcher!.fd, queue: q.queue)
+            source = DispatchSource.makeUserDataReplaceSource(queue: q.queue)
             handle = .path(path)
         case .process:
             let pid = spec.pid!
@@ -75,7 +75,7 @@ enum SourceBinding {
             case .failure(let e): return Errno.pushFailure(a.L, e.code, context: "pid \(pid)")
             case .success(let w): watcher = w
             }
-            source = DispatchSource.makeReadSource(fileDescriptor: watcher!.fd, queue: q.queue)
+            source = DispatchSource.makeUserDataReplaceSource(queue: q.queue)
             handle = .number(Int(pid))
         }
         let object = SourceObject(rt, kind: kind, source: source, queue: q, handle: handle, watcher: watcher)

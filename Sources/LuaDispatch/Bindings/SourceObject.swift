@@ -44,11 +44,9 @@ final class SourceObject: @unchecked Sendable {
     /// The cancel handler ran: the source will never call Lua again.
     var finished = false
     var event = Event.count(0)
-    /// A process source suspended by the runtime after "exit", so that the pidfd, readable for
-    /// good, does not fire again; resumed by `cancel`.
-    var exitSuspended = false
-    /// A read source's hang-up seen while it could not run its handler: checked on resume.
-    var pendingHangup = false
+    /// An event Dispatch delivered while the script had the source suspended (libdispatch can
+    /// still deliver one that raced with `suspend`): handed to the handler on `resume`.
+    private var heldEvent: Event?
     private var counted = false
     private var keepAlive: SourceObject?
 
@@ -61,7 +59,11 @@ final class SourceObject: @unchecked Sendable {
         self.handle = handle
         self.watcher = watcher
         source.setEventHandler { [weak self] in self?.fired() }
-        if kind == .read { watcher?.watchHangup { [weak self] in self?.hangupReported() } }
+        if let watcher {
+            nonisolated(unsafe) let replace = source as! DispatchSourceUserDataReplace  // thread-safe in Dispatch
+            let kind = kind, fd = watcher.fd
+            watcher.attach(write: kind == .write) { SourceObject.ready(kind, fd, replace) }
+        }
         source.setRegistrationHandler { [weak self] in
             guard let self else { return }
             rt.callHandler(on: queue) { T in self.push(T, self.registrationHandler) }
@@ -82,7 +84,6 @@ final class SourceObject: @unchecked Sendable {
             source.activate()
         } else {
             for _ in 0..<suspensions { source.resume() }
-            if exitSuspended { source.resume() }
         }
     }
 
@@ -98,14 +99,14 @@ final class SourceObject: @unchecked Sendable {
         suspensions -= 1
         if activated {
             source.resume()
+            if suspensions == 0, let event = heldEvent {
+                heldEvent = nil
+                queue.queue.async { self.deliver(event) }
+            }
         } else if suspensions == 0 {
             activated = true
             keepAlive = self
             source.activate()
-        }
-        if suspensions == 0 && pendingHangup && !cancelled {
-            pendingHangup = false
-            scheduleEOF(after: 0)
         }
         updateWork()
     }
@@ -131,10 +132,6 @@ final class SourceObject: @unchecked Sendable {
         guard !cancelled else { return }
         cancelled = true
         source.cancel()
-        if exitSuspended {
-            exitSuspended = false
-            source.resume()
-        }
         updateWork()
     }
 
@@ -157,85 +154,56 @@ final class SourceObject: @unchecked Sendable {
 
     // MARK: called by Dispatch, without the lock
 
+    /// A watched descriptor is ready (DescriptorWatcher's queue): merges what the handler will
+    /// see as `src.data`, plus 1 (a replace source does not fire for 0): bytes to read (0 at end
+    /// of file or hang-up), pipe space to write, or 1.
+    private static func ready(_ kind: Kind, _ fd: Int32, _ replace: DispatchSourceUserDataReplace) {
+        var n = 1
+        if kind == .read {
+            let q = ld_fd_queued(fd)
+            n = q >= 0 ? q : 1
+        } else if kind == .write {
+            n = max(1, ld_fd_space(fd))
+        }
+        replace.replace(data: UInt(n) + 1)
+    }
+
     /// The event handler: takes Dispatch's data now (it is only valid inside the handler).
     private func fired() {
         var event = Event.count(0)
         switch kind {
         case .file:
             let names = (watcher as! FileWatcher).drain()
-            if names.isEmpty { return }
+            if names.isEmpty {
+                watcher?.rearm()
+                return
+            }
             event = .names(names)
         case .process:
             event = .names(ProcessWatcher.names)
+        case .read, .write:
+            event = .count(source.data &- 1)
         default:
             event = .count(source.data)
         }
+        deliver(event)
+    }
+
+    /// Runs the handler for `event` (on the source's queue), unless the script suspended the
+    /// source meanwhile: then `resume` delivers it.
+    private func deliver(_ event: Event) {
+        var held = false
         runtime.callHandler(on: queue) { T in
-            self.event = event
-            if self.kind == .process && !self.exitSuspended && !self.cancelled {
-                self.exitSuspended = true
-                self.source.suspend()
-            }
-            return self.push(T, self.handler)
-        }
-        if kind == .read { afterReadEvent() }
-    }
-
-    // MARK: end of file on read sources (Events/HangupWatcher.swift says why libdispatch loses it)
-
-    /// The descriptor hung up with nothing left to read: libdispatch will not fire again.
-    private var atLostEOF: Bool {
-        guard let fd = watcher?.fd else { return false }
-        let bits = ld_fd_probe(fd)
-        return bits >= 0 && bits & 2 != 0 && bits & 4 == 0
-    }
-
-    /// The watcher's queue, without the lock.
-    private func hangupReported() {
-        runtime.acquire()
-        defer { runtime.release() }
-        guard !cancelled else { return }
-        if activated && suspensions == 0 { scheduleEOF(after: 0) } else { pendingHangup = true }
-    }
-
-    /// Lock held.
-    private func scheduleEOF(after delay: Double) {
-        queue.queue.asyncAfter(deadline: .now() + delay) { self.deliverLostEOF() }
-    }
-
-    /// On the source's queue: calls the handler with `data == 0` while the end of file stands,
-    /// as Dispatch reports it where the kernel tells it (again after each handler run, every
-    /// 10 ms, until the source is cancelled or suspended).
-    private func deliverLostEOF() {
-        guard atLostEOF else {
-            watcher?.rearmHangup { [weak self] in self?.hangupReported() }
-            return
-        }
-        var delivered = false
-        runtime.callHandler(on: queue) { T in
-            guard !self.cancelled else { return nil }
-            guard self.activated, self.suspensions == 0 else {
-                self.pendingHangup = true
+            if self.suspensions > 0 && !self.cancelled {
+                self.heldEvent = event
+                held = true
                 return nil
             }
-            self.event = .count(0)
-            delivered = true
+            self.event = event
             return self.push(T, self.handler)
         }
-        if delivered { afterReadEvent() }
-    }
-
-    /// After a read source's handler ran: an end of file libdispatch will not report is
-    /// delivered by the runtime; otherwise the next hang-up is watched for.
-    private func afterReadEvent() {
-        guard atLostEOF else {
-            watcher?.rearmHangup { [weak self] in self?.hangupReported() }
-            return
-        }
-        runtime.acquire()
-        defer { runtime.release() }
-        guard !cancelled else { return }
-        if activated && suspensions == 0 { scheduleEOF(after: 0.01) } else { pendingHangup = true }
+        // The next readiness, as Dispatch re-arms after each handler run; a process exits once.
+        if !held && kind != .process { watcher?.rearm() }
     }
 
     private func cancelFinished() {

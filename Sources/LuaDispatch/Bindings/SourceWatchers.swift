@@ -7,15 +7,21 @@ import Glibc
 #endif
 
 /// A descriptor a source watches that belongs to the runtime: an inotify instance, a pidfd, or
-/// the runtime's own duplicate of a script's descriptor (`F_DUPFD_CLOEXEC`). Closed exactly
-/// once, in the source's cancel handler, after Dispatch stopped watching it: so a script that
-/// closes its descriptor right after `cancel`, or a new descriptor that gets the same number,
-/// never reaches a registration libdispatch still holds (its epoll entries are keyed by number).
+/// the runtime's own duplicate of a script's descriptor (`F_DUPFD_CLOEXEC`). It is watched by
+/// `DescriptorWatcher` (never by libdispatch) and closed exactly once, in the source's cancel
+/// handler, after it left the watcher: so a script that closes its descriptor right after
+/// `cancel`, or a new descriptor that gets the same number, never meets a stale registration.
 class WatchedDescriptor: @unchecked Sendable {
     let fd: Int32
-    private let open = Atomic<Bool>(true)
-    /// The `HangupWatcher` entry, removed before the descriptor is closed.
-    private let hangupToken = Mutex<UInt64?>(nil)
+    private struct State {
+        var open = true
+        var token: UInt64?
+        var write = false
+        /// epoll refused the descriptor (a regular file): it is always ready.
+        var alwaysReady = false
+        var ready: (@Sendable () -> Void)?
+    }
+    private let state = Mutex(State())
 
     init(fd: Int32) { self.fd = fd }
 
@@ -26,22 +32,37 @@ class WatchedDescriptor: @unchecked Sendable {
         return .success(WatchedDescriptor(fd: own))
     }
 
-    /// Reports a hang-up once through `HangupWatcher` (read sources: libdispatch loses it).
-    func watchHangup(_ callback: @escaping @Sendable () -> Void) {
-        guard open.load(ordering: .relaxed) else { return }
-        let token = HangupWatcher.shared.watch(fd, callback)
-        hangupToken.withLock { $0 = token }
+    /// Starts watching; `ready` runs (on the watcher's queue) once per readiness report, until
+    /// `rearm` asks for the next one.
+    func attach(write: Bool, _ ready: @escaping @Sendable () -> Void) {
+        let always = state.withLock { s -> Bool in
+            guard s.open else { return false }
+            s.write = write
+            s.ready = ready
+            s.token = DescriptorWatcher.shared?.add(fd, write: write, ready)
+            s.alwaysReady = s.token == nil
+            return s.alwaysReady
+        }
+        if always { ready() }
     }
 
-    /// Watches for the next hang-up again once the previous one was reported.
-    func rearmHangup(_ callback: @escaping @Sendable () -> Void) {
-        guard open.load(ordering: .relaxed), let token = hangupToken.withLock({ $0 }) else { return }
-        HangupWatcher.shared.rearm(fd, token, callback)
+    /// Asks for the next readiness report (after the handler ran, as Dispatch re-arms).
+    func rearm() {
+        let always: (@Sendable () -> Void)? = state.withLock { s in
+            guard s.open else { return nil }
+            if s.alwaysReady { return s.ready }
+            if let token = s.token { DescriptorWatcher.shared!.rearm(fd, token, write: s.write) }
+            return nil
+        }
+        always?()
     }
 
     func close() {
-        if open.exchange(false, ordering: .relaxed) {
-            if let token = hangupToken.withLock({ $0 }) { HangupWatcher.shared.unwatch(fd, token) }
+        state.withLock { s in
+            guard s.open else { return }
+            s.open = false
+            if let token = s.token { DescriptorWatcher.shared!.remove(fd, token) }
+            s.ready = nil
             _ = Glibc.close(fd)
         }
     }

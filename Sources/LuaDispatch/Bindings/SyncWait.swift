@@ -7,19 +7,24 @@ import Dispatch
 /// the task is suspended. Its results (or its error) then move to the caller's stack. The
 /// caller's own stack is never touched by another OS thread.
 struct SyncWait: Waitable {
-    let runtime: Runtime
+    // Not counted references: the caller holds the runtime, and the queue's userdata is on the
+    // caller's stack for the whole call (closures that outlive it capture strong copies).
+    // Every use goes through `_withUnsafeGuaranteedRef`, so no retain or release is made.
+    let rt: Unmanaged<Runtime>
     let L: OpaquePointer
-    let queue: QueueObject
+    let q: Unmanaged<QueueObject>
+    var runtime: Runtime { rt.takeUnretainedValue() }
+    var queue: QueueObject { q.takeUnretainedValue() }
     /// The function's index on the caller's stack.
     let function: Int32
     let barrier: Bool
     /// The thread the function runs on, from `begin` on.
     private var T: OpaquePointer?
 
-    init(runtime: Runtime, L: OpaquePointer, queue: QueueObject, function: Int32, barrier: Bool) {
-        self.runtime = runtime
+    init(runtime: Unmanaged<Runtime>, L: OpaquePointer, queue: Unmanaged<QueueObject>, function: Int32, barrier: Bool) {
+        self.rt = runtime
         self.L = L
-        self.queue = queue
+        self.q = queue
         self.function = function
         self.barrier = barrier
     }
@@ -27,16 +32,22 @@ struct SyncWait: Waitable {
     var kind: String { "sync" }
     static var blocksNatively: Bool { true }
     static var canPark: Bool { false }
-    func blockingRefusal() -> String? { queue.syncDeadlock(barrier: barrier) }
+    func blockingRefusal() -> String? { q._withUnsafeGuaranteedRef { $0.syncDeadlock(barrier: barrier) } }
 
     @inline(__always) mutating func begin() throws(LuaError) {
-        let T = runtime.takeThread()
+        let T = rt._withUnsafeGuaranteedRef { $0.takeThread() }
         lua_pushvalue(L, function)
         lua_xmove(L, T, 1)
         self.T = T
     }
 
     @inline(__always) func block(_ timeout: Deadline) -> Bool {
+        if let raw = q._withUnsafeGuaranteedRef({ $0.rawQueue }) {
+            // dispatch_sync_f with a context on this stack: no block object, no reference counts.
+            var context = (runtime: rt, T: T!, frameQueue: q.toOpaque(), barrier: Int32(barrier ? 1 : 0))
+            withUnsafeMutablePointer(to: &context) { ld_sync_f(raw, barrier ? 1 : 0, $0, Self.runContext) }
+            return true
+        }
         let rt = runtime, T = T!, frameQueue = Unmanaged.passUnretained(queue).toOpaque()
         // Closure literals passed straight to the plain `sync` forms stay on the stack; the
         // generic and flags-taking forms, or a stored closure, would allocate per call.
@@ -65,6 +76,13 @@ struct SyncWait: Waitable {
         }
     }
 
+    private typealias Context = (runtime: Unmanaged<Runtime>, T: OpaquePointer, frameQueue: UnsafeMutableRawPointer, barrier: Int32)
+
+    private static let runContext: ld_work_fn = { context in
+        let c = context!.assumingMemoryBound(to: Context.self).pointee
+        c.runtime._withUnsafeGuaranteedRef { run($0, c.T, c.frameQueue, c.barrier) }
+    }
+
     /// The body of a blocking sync: runs the function on `T`, then pushes whether it succeeded.
     private static func run(_ rt: Runtime, _ T: OpaquePointer, _ frameQueue: UnsafeMutableRawPointer, _ frameBarrier: Int32) {
         _ = ld_frame_push(frameQueue, frameBarrier)
@@ -77,22 +95,36 @@ struct SyncWait: Waitable {
     }
 
     @inline(__always) func results(_ a: Args, _ outcome: WaitOutcome) throws(LuaError) -> Int32 {
-        let rt = runtime, T = T!
+        let T = T!
         let ok = lua_toboolean(T, -1) != 0
         ld_pop(T, 1)
         let n = lua_gettop(T) - 1
         if !ok {
             lua_xmove(T, L, 1)
-            rt.giveBack(T)
+            rt._withUnsafeGuaranteedRef { $0.giveBack(T) }
             throw .raise
         }
         guard lua_checkstack(L, n + 1) != 0 else {
-            rt.giveBack(T)
+            rt._withUnsafeGuaranteedRef { $0.giveBack(T) }
             throw .message("sync: too many results (\(n))")
         }
         lua_xmove(T, L, n)
-        rt.giveBack(T)
+        rt._withUnsafeGuaranteedRef { $0.giveBack(T) }
         return n
+    }
+
+    /// `q:sync(fn)` or `q:barrier_sync(fn)` with nothing else, the queue read from its userdata
+    /// without a retain; nil when the arguments are anything else (the binding's general path).
+    static func plain(_ a: Args, barrier: Bool) throws(LuaError) -> Int32? {
+        guard a.count == 2, a.type(2) == LUA_TFUNCTION else { return nil }
+        let rt = Unmanaged<Runtime>.fromOpaque(ld_extraspace(a.L).pointee!)
+        let result: Result<Int32, LuaError>? = rt._withUnsafeGuaranteedRef { runtime in
+            guard let q = runtime.objects.unmanaged(a.L, 1, .queue, as: QueueObject.self) else { return nil }
+            return Result { () throws(LuaError) in
+                try runtime.wait(a, SyncWait(runtime: rt, L: a.L, queue: q, function: 2, barrier: barrier))
+            }
+        }
+        return try result?.get()
     }
 }
 

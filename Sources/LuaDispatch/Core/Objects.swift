@@ -53,8 +53,10 @@ struct ObjectType {
 /// A Swift-object userdata holds one retained pointer; `__gc` releases it. Type checks compare
 /// the metatable's address with the one made here, which is cheaper than a registry lookup.
 final class ObjectTable {
-    private var metatables: [UnsafeRawPointer?] = Array(repeating: nil, count: ObjectKind.allCases.count)
-    private var refs: [Int32] = Array(repeating: LUA_NOREF, count: ObjectKind.allCases.count)
+    // Written only while the module is installed, before any binding runs: every binding call
+    // reads them, and Swift's dynamic exclusivity checks would cost on each read.
+    @exclusivity(unchecked) private var metatables: [UnsafeRawPointer?] = Array(repeating: nil, count: ObjectKind.allCases.count)
+    @exclusivity(unchecked) private var refs: [Int32] = Array(repeating: LUA_NOREF, count: ObjectKind.allCases.count)
 
     /// The `__gc` shared by every object type: releases the Swift object.
     static func gc(_ a: Args) throws(LuaError) -> Int32 {
@@ -132,6 +134,14 @@ final class ObjectTable {
         else { return nil }
         // The metatable identifies the Swift class: no dynamic cast needed.
         return Unmanaged<T>.fromOpaque(raw).takeUnretainedValue()
+    }
+
+    /// `check` without a retain: the userdata at `i` keeps the object alive while it is on the stack.
+    func unmanaged<T: AnyObject>(_ L: OpaquePointer, _ i: Int32, _ kind: ObjectKind, as _: T.Type = T.self) -> Unmanaged<T>? {
+        guard isKind(L, i, kind),
+              let raw = lua_touserdata(L, i)?.assumingMemoryBound(to: UnsafeMutableRawPointer?.self).pointee
+        else { return nil }
+        return Unmanaged<T>.fromOpaque(raw)
     }
 
     func value(_ L: OpaquePointer, _ i: Int32, _ kind: ObjectKind) -> Int64? {

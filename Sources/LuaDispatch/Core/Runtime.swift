@@ -17,6 +17,11 @@ public final class Runtime: @unchecked Sendable {
     let admin: OpaquePointer
     let lock: OpaquePointer
     let objects = ObjectTable()
+    /// Records of blocks submitted with `dispatch_async_f`, from a free list (under the lock).
+    let blockRecords = BlockRecords()
+    /// Record blocks submitted and not finished; the runtime holds one retain of itself while
+    /// this is above zero (see `submitRecord`).
+    let recordsInFlight = Atomic<Int>(0)
 
     /// Outstanding work: blocks submitted and not finished, pending notifies, live sources, ...
     let pending = Atomic<Int>(0)
@@ -236,6 +241,11 @@ public final class Runtime: @unchecked Sendable {
     /// the interpreter is closed. Pair with `leaveLua()`.
     @inline(__always) func enterLua() -> Bool {
         acquire()
+        return enterLuaHeld()
+    }
+
+    /// `enterLua` for a caller that has taken the lock already.
+    @inline(__always) func enterLuaHeld() -> Bool {
         if isClosed {
             release()
             return false
@@ -358,10 +368,14 @@ public final class Runtime: @unchecked Sendable {
 
     /// Runs the Lua function at registry `ref` as a block of `queue`, then reports any error.
     /// Called by Dispatch on the queue's thread, without the lock.
-    func runBlock(_ ref: Int32, on queue: QueueObject, barrier: Bool = false, consume: Bool, queued: Bool) {
+    /// A `record` (a block submitted by `submitRecord`) goes back to the free list once the lock is held.
+    func runBlock(_ ref: Int32, on queue: QueueObject, barrier: Bool = false, consume: Bool, queued: Bool,
+                  record: UnsafeMutablePointer<BlockRecord>? = nil) {
         if queued { queue.queued.wrappingSubtract(1, ordering: .relaxed) }
         defer { workDone() }
-        guard enterLua() else { return }
+        acquire()
+        if let record { blockRecords.give(record) }
+        guard enterLuaHeld() else { return }
         _ = ld_frame_push(Unmanaged.passUnretained(queue).toOpaque(), barrier ? 1 : 0)
         let T = takeThread()
         lua_rawgeti(T, ld_registryindex(), lua_Integer(ref))

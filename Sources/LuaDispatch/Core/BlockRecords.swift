@@ -1,0 +1,145 @@
+import CLua
+import CLuaShim
+import Dispatch
+
+/// What a block submitted by `q:async(fn)` needs when it runs. Submitted with libdispatch's
+/// `dispatch_async_f` and a pointer to one of these, instead of a Swift closure that Swift's
+/// Dispatch would turn into a block (two allocations and two frees per block); the records come
+/// from a free list (docs/performance.md has the figures).
+struct BlockRecord {
+    var next: UnsafeMutablePointer<BlockRecord>?
+    /// The queue is retained while the block is pending, as a closure would capture it; the
+    /// runtime is retained once for all records in flight (`Runtime.recordsInFlight`).
+    var runtime: Unmanaged<Runtime>?
+    var queue: Unmanaged<QueueObject>?
+    var ref: Int32 = LUA_NOREF
+    var barrier = false
+}
+
+/// A runtime's block records: taken when a block is submitted and given back when it starts,
+/// both under the interpreter lock, so the free list needs no lock of its own. Slabs are never
+/// moved or freed while the runtime lives (every pending block retains the runtime).
+final class BlockRecords {
+    private static let slabSize = 512
+    @exclusivity(unchecked) private var free: UnsafeMutablePointer<BlockRecord>?
+    @exclusivity(unchecked) private var slabs: [UnsafeMutablePointer<BlockRecord>] = []
+
+    /// Lock held.
+    @inline(__always) func take() -> UnsafeMutablePointer<BlockRecord> {
+        if let r = free {
+            free = r.pointee.next
+            return r
+        }
+        return grow()
+    }
+
+    /// Lock held.
+    @inline(__always) func give(_ r: UnsafeMutablePointer<BlockRecord>) {
+        r.pointee.next = free
+        free = r
+    }
+
+    /// Slabs allocated so far (each holds `slabSize` records); lock held.
+    var slabCount: Int { slabs.count }
+
+    private func grow() -> UnsafeMutablePointer<BlockRecord> {
+        let slab = UnsafeMutablePointer<BlockRecord>.allocate(capacity: Self.slabSize)
+        slab.initialize(repeating: BlockRecord(), count: Self.slabSize)
+        slabs.append(slab)
+        for i in 1..<Self.slabSize { give(slab + i) }
+        return slab
+    }
+
+    deinit {
+        for slab in slabs {
+            slab.deinitialize(count: Self.slabSize)
+            slab.deallocate()
+        }
+    }
+}
+
+/// The C objects that Swift's Dispatch wrappers hold, for the C functions it does not expose.
+enum RawDispatch {
+    /// The `dispatch_object_t` a `DispatchQueue` or `DispatchGroup` wraps (its stored property
+    /// `__wrapped` in swift-corelibs-libdispatch), or nil if this Dispatch has none.
+    static func pointer(_ object: AnyObject) -> UnsafeMutableRawPointer? {
+        var mirror: Mirror? = Mirror(reflecting: object)
+        while let m = mirror {
+            for child in m.children where child.label == "__wrapped" {
+                if let p = child.value as? OpaquePointer { return UnsafeMutableRawPointer(p) }
+            }
+            mirror = m.superclassMirror
+        }
+        return nil
+    }
+
+    /// The `dispatch_queue_t` of `queue`, checked against its label; nil if it cannot be found.
+    static func queue(_ queue: DispatchQueue) -> UnsafeMutableRawPointer? {
+        guard let p = pointer(queue), let label = ld_queue_label(p), String(cString: label) == queue.label else { return nil }
+        return p
+    }
+}
+
+extension Runtime {
+    /// Submits the function at registry `ref` as one Dispatch block on `q` (in `group`, as a
+    /// barrier) with dispatch_async_f; false if the queue's C object is unknown (then the
+    /// caller submits a Swift closure). Lock held; `q` is kept alive by the caller.
+    @inline(__always)
+    func submitRecord(_ ref: Int32, on q: Unmanaged<QueueObject>, group: GroupObject?, barrier: Bool) -> Bool {
+        guard let raw = q._withUnsafeGuaranteedRef({ $0.rawQueue }) else { return false }
+        var rawGroup: UnsafeMutableRawPointer?
+        if let group {
+            guard !barrier, let g = group.rawGroup else { return false }
+            rawGroup = g
+        }
+        let r = blockRecords.take()
+        // One retain of the runtime covers every record in flight (cheaper than one per block).
+        if recordsInFlight.wrappingAdd(1, ordering: .relaxed).oldValue == 0 {
+            _ = Unmanaged.passUnretained(self).retain()
+        }
+        r.pointee.runtime = .passUnretained(self)
+        r.pointee.queue = q.retain()
+        r.pointee.ref = ref
+        r.pointee.barrier = barrier
+        workAdded()
+        q._withUnsafeGuaranteedRef { $0.queued.wrappingAdd(1, ordering: .relaxed) }
+        ld_async_f(raw, rawGroup, barrier ? 1 : 0, r, Runtime.runRecord)
+        return true
+    }
+
+    /// `q:async(fn)` with the queue at 1 and the function at 2, nothing else: false if not
+    /// submitted (then the binding's general path runs). A method of the runtime, so that no
+    /// reference is counted on the way.
+    static func submitPlain(_ L: OpaquePointer) -> Bool {
+        Unmanaged<Runtime>.fromOpaque(ld_extraspace(L).pointee!)._withUnsafeGuaranteedRef { $0.submitPlain(L) }
+    }
+
+    private func submitPlain(_ L: OpaquePointer) -> Bool {
+        guard let q = objects.unmanaged(L, 1, .queue, as: QueueObject.self) else { return false }
+        lua_pushvalue(L, 2)
+        let ref = luaL_ref(L, ld_registryindex())
+        if submitRecord(ref, on: q, group: nil, barrier: false) { return true }
+        luaL_unref(L, ld_registryindex(), ref)
+        return false
+    }
+
+    /// The work function of every record block: runs it as `runBlock` would run a closure.
+    /// No strong references are formed: the record's retains keep both objects alive, and are
+    /// dropped last.
+    static let runRecord: ld_work_fn = { context in
+        let r = context!.assumingMemoryBound(to: BlockRecord.self)
+        let rt = r.pointee.runtime!, q = r.pointee.queue!
+        let ref = r.pointee.ref, barrier = r.pointee.barrier
+        rt._withUnsafeGuaranteedRef { runtime in
+            q._withUnsafeGuaranteedRef { queue in
+                runtime.runBlock(ref, on: queue, barrier: barrier, consume: true, queued: true, record: r)
+            }
+        }
+        q.release()
+        // A submitter that takes the count from 0 to 1 meanwhile retains again: each 0 -> 1
+        // has its own 1 -> 0, and the runtime lives while any record is in flight.
+        if rt._withUnsafeGuaranteedRef({ $0.recordsInFlight.wrappingSubtract(1, ordering: .acquiringAndReleasing).newValue }) == 0 {
+            rt.release()
+        }
+    }
+}

@@ -1,0 +1,33 @@
+// The native Swift baselines of the benchmark suite, one standalone program built with -O
+// (`swift build -c release`), linking nothing but Dispatch and Foundation: what a user would
+// write instead of the Lua script. Each mode mirrors the Lua script the suite runs through the
+// `luadispatch` CLI (scripts/benchmarks/core.lua, timer.lua, combine.lua) and prints its figure.
+//   luadispatch-native async_serial N        blocks/s
+//   luadispatch-native async_concurrent N    blocks/s
+//   luadispatch-native sync_round_trip N     ns per call
+//   luadispatch-native perform_overhead N    ns per iteration
+//   luadispatch-native pending_block_memory N   resident pages grown, N (two numbers)
+//   luadispatch-native timer DURATION        mean lateness in us of a 10 ms timer
+//   luadispatch-native combine A B OUT       copies A then B into OUT with stream channels
+import Dispatch
+import Foundation
+import Synchronization
+
+let args = CommandLine.arguments
+guard args.count >= 3 else {
+    FileHandle.standardError.write(Data("usage: luadispatch-native MODE ARGS...\n".utf8))
+    exit(2)
+}
+let count = Int(args[2]) ?? 0
+switch args[1] {
+case "async_serial": print(NativeRows.asyncSerial(count))
+case "async_concurrent": print(NativeRows.asyncConcurrent(count))
+case "sync_round_trip": print(NativeRows.syncRoundTrip(count))
+case "perform_overhead": print(NativeRows.performOverhead(count))
+case "pending_block_memory": print(NativeRows.pendingMemory(count))
+case "timer": print(NativeRows.timer(duration: Double(args[2]) ?? 1))
+case "combine" where args.count == 5: NativeRows.combine(args[2], args[3], args[4])
+default:
+    FileHandle.standardError.write(Data("luadispatch-native: unknown mode \(args[1])\n".utf8))
+    exit(2)
+}
