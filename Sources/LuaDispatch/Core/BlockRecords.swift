@@ -114,6 +114,10 @@ extension Runtime {
         Unmanaged<Runtime>.fromOpaque(ld_extraspace(L).pointee!)._withUnsafeGuaranteedRef { $0.submitPlain(L) }
     }
 
+    /// `submitPlain` as the C fast path of `q:async` (`ld_push_binding_fast`): 0 results when
+    /// submitted, -1 to run the binding's general path.
+    static let submitPlainFast: ld_fast_fn = { L in submitPlain(L!) ? 0 : -1 }
+
     private func submitPlain(_ L: OpaquePointer) -> Bool {
         guard let q = objects.unmanaged(L, 1, .queue, as: QueueObject.self) else { return false }
         lua_pushvalue(L, 2)
