@@ -16,7 +16,7 @@ enum ParallelRows {
         let script = try Locations.repositoryFile("scripts/benchmarks/primes.lua")
         let out = NSTemporaryDirectory() + "luadispatch-bench-\(getpid())-primes.out"
         defer { try? FileManager.default.removeItem(atPath: out) }
-        _ = try ProcessRows.measure([ProcessRows.cli, "run", script, "\(limit)", "8", "1", "16"], stdout: out)
+        _ = try ProcessRows.measure([ProcessRows.cli, "run", script, "\(limit)", "8", "1", "16"], stdout: out, sample: false)
         let lines = try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n")
         func ms(_ prefix: String) throws -> Double {
             guard let line = lines.first(where: { $0.hasPrefix(prefix) }),
