@@ -33,8 +33,10 @@ let package = Package(
                 linkerSettings: [.unsafeFlags(["-Xlinker", "-z", "-Xlinker", "nodelete"])]),
         // lua.c's command line and REPL, run on the runtime's interpreter.
         .target(name: "CLuaCLI", dependencies: ["CLua", "CLuaShim"], linkerSettings: [.linkedLibrary("dl")]),
+        // Draws a recorded trace as an HTML page or SVG picture (`luadispatch trace view`).
+        .target(name: "TraceView"),
         // The release build links the Swift runtime statically: start-up is half as long.
-        .executableTarget(name: "luadispatch", dependencies: ["LuaDispatch", "CLuaCLI", "CLuaLink"],
+        .executableTarget(name: "luadispatch", dependencies: ["LuaDispatch", "CLuaCLI", "CLuaLink", "TraceView"],
                           linkerSettings: [.unsafeFlags(["-static-stdlib", "-Xclang-linker", "-no-pie"], .when(configuration: .release))]),
         // A Swift tool embedding the runtime (see docs/embedding.md).
         .executableTarget(name: "embed-example", dependencies: ["LuaDispatch", "CLuaLink"]),
@@ -43,6 +45,6 @@ let package = Package(
         // The suite's native baselines: one standalone Swift program per row, no Lua in it.
         .executableTarget(name: "luadispatch-native"),
         .testTarget(name: "LuaDispatchTests", dependencies: ["LuaDispatch", "CLua", "CLuaShim", "CLuaLink"]),
-        .testTarget(name: "CLITests", dependencies: ["luadispatch", "embed-example", "luadispatch-bench", "luadispatch-native"]),
+        .testTarget(name: "CLITests", dependencies: ["luadispatch", "embed-example", "luadispatch-bench", "luadispatch-native", "TraceView"]),
     ]
 )

@@ -7,6 +7,7 @@
 #include <sys/epoll.h>
 #include <sys/stat.h>
 #include <pthread.h>
+#include <time.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -232,6 +233,25 @@ void ld_lock_release(ld_lock *lock) {
 }
 
 ld_lock *ld_lock_held(void) { return held; }
+
+static __thread unsigned long long pending_flow;
+void ld_set_pending_flow(unsigned long long flow) { pending_flow = flow; }
+unsigned long long ld_take_pending_flow(void) {
+    unsigned long long f = pending_flow;
+    pending_flow = 0;
+    return f;
+}
+
+int ld_lock_try_acquire(ld_lock *lock, int ms) {
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_sec += ms / 1000;
+    t.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (t.tv_nsec >= 1000000000L) { t.tv_sec += 1; t.tv_nsec -= 1000000000L; }
+    if (pthread_mutex_timedlock(&lock->mutex, &t) != 0) return 0;
+    held = lock;
+    return 1;
+}
 
 size_t ld_heap_in_use(void) { return mallinfo2().uordblks; }
 

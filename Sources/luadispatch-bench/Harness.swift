@@ -134,9 +134,10 @@ enum MachineLoad {
 
 /// Runs Lua code in a fresh interpreter; the code reports figures with `bench.report(x)`.
 enum LuaBench {
-    static func run(_ code: String) throws -> [Double] {
+    /// `tracing`: as `Runtime(tracing:traceLimit:)`.
+    static func run(_ code: String, tracing: Bool? = nil, traceLimit: Int? = nil) throws -> [Double] {
         let figures = Figures()
-        let runtime = Runtime()
+        let runtime = Runtime(tracing: tracing, traceLimit: traceLimit)
         runtime.register(module: "bench", functions: [
             "report": { args in
                 figures.append(args.compactMap(\.doubleValue))

@@ -1,5 +1,6 @@
 import CLuaCLI
 import LuaDispatch
+import TraceView
 
 #if canImport(Glibc)
 @preconcurrency import Glibc
@@ -85,7 +86,8 @@ enum CLI {
             _exit(1)
         }
         Session.runtime = runtime
-        let ok = runtime.withMainLuaThread { L in ldcli_main(L, argc, argv, Session.waitForInput) } != 0
+        let script = first < argc ? args[Int(first)] : nil
+        let ok = runtime.withMainLuaThread(traceSource: script) { L in ldcli_main(L, argc, argv, Session.waitForInput) } != 0
         guard ok else {
             fflush(nil)
             // Blocks the chunk started may still run, even parked for ever in a wait: close
@@ -130,7 +132,6 @@ enum Session {
 /// `luadispatch trace ...`: the tracing subcommands (`trace view TRACE.json [-o FILE.html]`).
 enum TraceCommand {
     static func main(_ arguments: [String], programName: String) -> Int32 {
-        CLI.writeError("\(programName): trace: no trace viewer in this build\n")
-        return 1
+        TraceView.main(arguments)
     }
 }

@@ -127,6 +127,11 @@ ld_lock *ld_lock_new(void);
 void ld_lock_free(ld_lock *lock);
 void ld_lock_acquire(ld_lock *lock);
 void ld_lock_release(ld_lock *lock);
+/// Takes the lock unless `ms` milliseconds pass first; 1 when taken.
+int ld_lock_try_acquire(ld_lock *lock, int ms);
+/// The trace flow of the work item this thread is about to run (0: none), for the trace.
+void ld_set_pending_flow(unsigned long long flow);
+unsigned long long ld_take_pending_flow(void);
 /// Whether the calling thread holds some interpreter's lock (and which one).
 ld_lock *ld_lock_held(void);
 

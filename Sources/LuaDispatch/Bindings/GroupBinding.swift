@@ -51,7 +51,7 @@ enum GroupBinding {
         t.method("notify") { a throws(LuaError) in
             let g: GroupObject = try a.object(1, .group)
             let q: QueueObject = try a.object(2, .queue)
-            let work = try QueueBinding.block(a, q, 3, barrier: false, queued: false)
+            let work = try QueueBinding.block(a, q, 3, barrier: false, queued: false, kind: .notify)
             a.runtime.workAdded()
             g.group.notify(queue: q.queue, execute: work)
             return 0

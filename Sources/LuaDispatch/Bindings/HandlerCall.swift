@@ -6,8 +6,9 @@ extension Runtime {
     /// Calls the Lua function at registry `ref` with the arguments `push` leaves on the stack,
     /// as a handler Dispatch runs on `queue` (I/O, HTTP and barrier handlers). Called by Dispatch
     /// without the lock. `push` runs with the lock held and returns how many arguments it pushed.
-    func callHandler(_ ref: Int32, on queue: QueueObject?, push: (OpaquePointer) -> Int32 = { _ in 0 }) {
-        callHandler(on: queue) { T in
+    func callHandler(_ ref: Int32, on queue: QueueObject?, kind: TraceKind = .handler,
+                     push: (OpaquePointer) -> Int32 = { _ in 0 }) {
+        callHandler(on: queue, kind: kind) { T in
             lua_rawgeti(T, ld_registryindex(), lua_Integer(ref))
             return push(T)
         }
@@ -16,12 +17,19 @@ extension Runtime {
     /// The general form: `push` pushes the function and its arguments and returns the argument
     /// count, or nil when there is nothing to call. The frame makes `current_label` and the sync
     /// deadlock checks see `queue` while the handler runs.
-    func callHandler(on queue: QueueObject?, _ push: (OpaquePointer) -> Int32?) {
+    /// `kind` names the handler in the trace.
+    func callHandler(on queue: QueueObject?, kind: TraceKind = .handler, _ push: (OpaquePointer) -> Int32?) {
+        let requested = traceClock()
         guard enterLua() else { return }  // the interpreter was closed
         if let queue { _ = ld_frame_push(Unmanaged.passUnretained(queue).toOpaque(), 0) }
         let T = takeThread()
-        if let n = push(T), ld_pcall(T, n, 0, 1) != LUA_OK {
-            reportError(T, label: queue?.label ?? currentQueue()?.label)
+        if let n = push(T) {
+            // The function sits below its `n` arguments.
+            if requested != 0 { lua_pushvalue(T, -1 - n) }
+            let traced = traceBegin(T, requested, queue?.label ?? currentQueue()?.label, kind)
+            if traced != nil { ld_pop(T, 1) }
+            if ld_pcall(T, n, 0, 1) != LUA_OK { reportError(T, label: queue?.label ?? currentQueue()?.label) }
+            traceEnd(traced)
         }
         giveBack(T)
         if queue != nil { ld_frame_pop() }

@@ -43,7 +43,7 @@ enum IOBinding {
                 let own = ld_dup_cloexec(fd)  // closed once the read completed (see `make`)
                 DispatchIO.read(fromFileDescriptor: own < 0 ? fd : own, maxLength: max, runningHandlerOn: q.queue) { data, error in
                     if own >= 0 { Glibc.close(own) }
-                    rt.callHandler(fn.ref, on: q) { T in
+                    rt.callHandler(fn.ref, on: q, kind: .io) { T in
                         DataBinding.push(T, rt, data)
                         lua_pushinteger(T, lua_Integer(error))
                         return 2
@@ -62,7 +62,7 @@ enum IOBinding {
                 let own = ld_dup_cloexec(fd)  // closed once the write completed (see `make`)
                 DispatchIO.write(toFileDescriptor: own < 0 ? fd : own, data: data, runningHandlerOn: q.queue) { remaining, error in
                     if own >= 0 { Glibc.close(own) }
-                    rt.callHandler(fn.ref, on: q) { T in
+                    rt.callHandler(fn.ref, on: q, kind: .io) { T in
                         DataBinding.push(T, rt, remaining ?? .empty)
                         lua_pushinteger(T, lua_Integer(error))
                         return 2
@@ -118,7 +118,7 @@ enum IOBinding {
         let streamType: DispatchIO.StreamType = type == "random" ? .random : .stream
         let cleanupHandler: @Sendable (Int32) -> Void = { error in
             if let cleanupFn {
-                rt.callHandler(cleanupFn.ref, on: q) { T in
+                rt.callHandler(cleanupFn.ref, on: q, kind: .io) { T in
                     lua_pushinteger(T, lua_Integer(error))
                     return 1
                 }
@@ -165,7 +165,7 @@ enum IOBinding {
             let rt = a.runtime
             rt.workAdded()
             ch.channel.read(offset: offset, length: len, queue: q.queue) { done, data, error in
-                rt.callHandler(fn.ref, on: q) { T in
+                rt.callHandler(fn.ref, on: q, kind: .io) { T in
                     lua_pushboolean(T, done ? 1 : 0)
                     DataBinding.push(T, rt, data ?? .empty)
                     lua_pushinteger(T, lua_Integer(error))
@@ -184,7 +184,7 @@ enum IOBinding {
             let rt = a.runtime
             rt.workAdded()
             ch.channel.write(offset: offset, data: data, queue: q.queue) { done, remaining, error in
-                rt.callHandler(fn.ref, on: q) { T in
+                rt.callHandler(fn.ref, on: q, kind: .io) { T in
                     lua_pushboolean(T, done ? 1 : 0)
                     DataBinding.push(T, rt, remaining ?? .empty)
                     lua_pushinteger(T, lua_Integer(error))
@@ -231,7 +231,7 @@ enum IOBinding {
             let rt = a.runtime
             rt.workAdded()
             ch.channel.barrier {
-                rt.callHandler(fn.ref, on: nil)
+                rt.callHandler(fn.ref, on: nil, kind: .io)
                 rt.workDone()
             }
             return 0

@@ -102,7 +102,7 @@ enum QueueBinding {
         t.method("after") { a throws(LuaError) in
             let q: QueueObject = try a.object(1, .queue)
             let deadline = try Deadline.deadline(a, 2)
-            let work = try block(a, q, 3, barrier: false)
+            let work = try block(a, q, 3, barrier: false, kind: .after)
             a.runtime.workAdded()
             q.queued.wrappingAdd(1, ordering: .relaxed)
             switch deadline {
@@ -116,6 +116,7 @@ enum QueueBinding {
             let q: QueueObject = try a.object(1, .queue)
             guard q.kind != .global else { throw .message("cannot suspend global queue '\(q.label)'") }
             q.suspensions.wrappingAdd(1, ordering: .relaxed)
+            a.runtime.traceInstant("suspend", q.label)
             q.queue.suspend()
             return 0
         }
@@ -124,12 +125,16 @@ enum QueueBinding {
             guard q.suspensions.decrementIfPositive() else {
                 throw .message("resume of queue '\(q.label)', which is not suspended")
             }
+            a.runtime.traceInstant("resume", q.label)
             q.queue.resume()
             return 0
         }
         t.method("activate") { a throws(LuaError) in
             let q: QueueObject = try a.object(1, .queue)
-            if q.inactive.exchange(false, ordering: .relaxed) { q.queue.activate() }
+            if q.inactive.exchange(false, ordering: .relaxed) {
+                a.runtime.traceInstant("activate", q.label)
+                q.queue.activate()
+            }
             return 0
         }
         t.method("set_target") { a throws(LuaError) in
@@ -173,20 +178,25 @@ enum QueueBinding {
     // MARK: submitting work
 
     /// The block that runs the function or work item at `i` on `q` (anchoring the function).
-    static func block(_ a: Args, _ q: QueueObject, _ i: Int32, barrier: Bool, queued: Bool = true) throws(LuaError) -> @Sendable () -> Void {
+    /// `kind` names the block in the trace; a traced submission starts a flow to it.
+    static func block(_ a: Args, _ q: QueueObject, _ i: Int32, barrier: Bool, queued: Bool = true,
+                      kind: TraceKind = .async) throws(LuaError) -> @Sendable () -> Void {
         let rt = a.runtime
         if let item: WorkItemObject = a.optionalObject(i, .workItem) {
+            let flow = rt.traceFlow()
             return {
                 if queued { q.queued.wrappingSubtract(1, ordering: .relaxed) }
                 _ = ld_frame_push(Unmanaged.passUnretained(q).toOpaque(), barrier ? 1 : 0)
+                if flow != 0 { ld_set_pending_flow(flow) }  // taken by the item's body
                 item.run()
+                if flow != 0 { _ = ld_take_pending_flow() }  // a cancelled item did not take it
                 ld_frame_pop()
                 rt.workDone()
             }
         }
         guard a.type(i) == LUA_TFUNCTION else { throw a.typeError(i, "function or dispatch.work_item") }
-        let ref = a.ref(i)
-        return { rt.runBlock(ref, on: q, barrier: barrier, consume: true, queued: queued) }
+        let ref = a.ref(i), flow = rt.traceFlow()
+        return { rt.runBlock(ref, on: q, barrier: barrier, consume: true, queued: queued, kind: kind, flow: flow) }
     }
 
     static func submit(_ a: Args, _ q: QueueObject, _ i: Int32, group: GroupObject?, barrier: Bool, qos: DispatchQoS?) throws(LuaError) {
@@ -197,8 +207,15 @@ enum QueueBinding {
             if qos == nil, rt.submitRecord(ref, on: .passUnretained(q), group: group, barrier: barrier) { return }
             rt.workAdded()
             q.queued.wrappingAdd(1, ordering: .relaxed)
-            q.queue.async(group: group?.group, qos: qos ?? .unspecified, flags: barrier ? .barrier : []) {
-                rt.runBlock(ref, on: q, barrier: barrier, consume: true, queued: true)
+            if rt.tracer == nil {
+                q.queue.async(group: group?.group, qos: qos ?? .unspecified, flags: barrier ? .barrier : []) {
+                    rt.runBlock(ref, on: q, barrier: barrier, consume: true, queued: true)
+                }
+            } else {
+                let flow = rt.traceFlow()  // the trace's arrow from here to the block
+                q.queue.async(group: group?.group, qos: qos ?? .unspecified, flags: barrier ? .barrier : []) {
+                    rt.runBlock(ref, on: q, barrier: barrier, consume: true, queued: true, flow: flow)
+                }
             }
             return
         }
@@ -231,15 +248,20 @@ enum QueueBinding {
         let rt = a.runtime, L = a.L
         let fn = a.ref(2)
         let errorRef = Shared(LUA_NOREF)  // written under the interpreter lock
+        let started = rt.traceClock()
+        defer { rt.traceWait("concurrent_perform", "concurrent_perform", started) }
         rt.unlocked {
             DispatchQueue.concurrentPerform(iterations: n) { i in
+                let requested = rt.traceClock()
                 rt.acquire()
                 let T = rt.takeThread()
                 lua_rawgeti(T, ld_registryindex(), lua_Integer(fn))
+                let traced = rt.traceBegin(T, requested, "concurrent_perform", .apply)
                 lua_pushinteger(T, lua_Integer(i + 1))
                 if ld_pcall(T, 1, 0, 0) != LUA_OK, errorRef.value == LUA_NOREF {
                     errorRef.value = luaL_ref(T, ld_registryindex())
                 }
+                rt.traceEnd(traced)
                 rt.giveBack(T)
                 rt.release()
             }

@@ -140,14 +140,17 @@ enum SourceBinding {
     private static func type() -> ObjectType {
         var t = ObjectType(.source)
         t.method("resume") { a throws(LuaError) in
+            a.runtime.traceInstant("resume", "source")
             try (try a.object(1, .source, as: SourceObject.self)).resume()
             return 0
         }
         t.method("suspend") { a throws(LuaError) in
+            a.runtime.traceInstant("suspend", "source")
             (try a.object(1, .source, as: SourceObject.self)).suspend()
             return 0
         }
         t.method("cancel") { a throws(LuaError) in
+            a.runtime.traceInstant("cancel", "source")
             (try a.object(1, .source, as: SourceObject.self)).cancel()
             return 0
         }

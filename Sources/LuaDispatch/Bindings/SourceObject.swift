@@ -66,7 +66,7 @@ final class SourceObject: @unchecked Sendable {
         }
         source.setRegistrationHandler { [weak self] in
             guard let self else { return }
-            rt.callHandler(on: queue) { T in self.push(T, self.registrationHandler) }
+            rt.callHandler(on: queue, kind: .source) { T in self.push(T, self.registrationHandler) }
         }
         source.setCancelHandler { [weak self, watcher] in
             watcher?.close()
@@ -193,7 +193,7 @@ final class SourceObject: @unchecked Sendable {
     /// source meanwhile: then `resume` delivers it.
     private func deliver(_ event: Event) {
         var held = false
-        runtime.callHandler(on: queue) { T in
+        runtime.callHandler(on: queue, kind: .source) { T in
             if self.suspensions > 0 && !self.cancelled {
                 self.heldEvent = event
                 held = true
@@ -207,7 +207,7 @@ final class SourceObject: @unchecked Sendable {
     }
 
     private func cancelFinished() {
-        runtime.callHandler(on: queue) { T in
+        runtime.callHandler(on: queue, kind: .source) { T in
             self.finished = true
             return self.push(T, self.cancelHandler)
         }

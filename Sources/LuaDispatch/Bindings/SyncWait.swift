@@ -65,9 +65,12 @@ struct SyncWait: Waitable {
         q.queued.wrappingAdd(1, ordering: .relaxed)
         q.queue.async(flags: barrier ? .barrier : []) {
             q.queued.wrappingSubtract(1, ordering: .relaxed)
+            let requested = rt.traceClock()
             guard rt.enterLua() else { return }  // closed: the waiter ended as `.closed`
             _ = ld_frame_push(Unmanaged.passUnretained(q).toOpaque(), frameBarrier)
+            let traced = rt.traceBegin(T, requested, q.label, .sync)
             let ok = ld_pcall(T, 0, ld_multret(), 0) == LUA_OK
+            rt.traceEnd(traced)
             lua_pushboolean(T, ok ? 1 : 0)
             // A task cancelled meanwhile no longer wants the results: the thread goes back here.
             if !waiter.finish(.done) { rt.giveBack(T) }
@@ -86,8 +89,11 @@ struct SyncWait: Waitable {
     /// The body of a blocking sync: runs the function on `T`, then pushes whether it succeeded.
     private static func run(_ rt: Runtime, _ T: OpaquePointer, _ frameQueue: UnsafeMutableRawPointer, _ frameBarrier: Int32) {
         _ = ld_frame_push(frameQueue, frameBarrier)
+        let requested = rt.traceClock()
         rt.acquire()
+        let traced = rt.traceBegin(T, requested, Unmanaged<QueueObject>.fromOpaque(frameQueue).takeUnretainedValue().label, .sync)
         let ok = ld_pcall(T, 0, ld_multret(), 0) == LUA_OK
+        rt.traceEnd(traced)
         lua_pushboolean(T, ok ? 1 : 0)
         rt.drainDeferred()
         rt.release()

@@ -54,10 +54,16 @@ final class WorkItemObject: @unchecked Sendable {
 extension Runtime {
     /// The body of every work item: runs the function at `ref` on the calling thread.
     func runItemBody(_ ref: Int32) {
+        let requested = traceClock()
         guard enterLua() else { return }
         let T = takeThread()
         lua_rawgeti(T, ld_registryindex(), lua_Integer(ref))
+        // Run through a queue (not `perform`): the frame says whether as a barrier.
+        let n = ld_frame_count()
+        let traced = traceBegin(T, requested, currentQueue()?.label, n > 0 && ld_frame_barrier(n - 1) != 0 ? .barrier : .workItem,
+                                flow: requested != 0 ? ld_take_pending_flow() : 0)
         if ld_pcall(T, 0, 0, 1) != LUA_OK { reportError(T, label: currentQueue()?.label) }
+        traceEnd(traced)
         giveBack(T)
         leaveLua()
     }
@@ -99,6 +105,7 @@ enum WorkItemBinding {
             return 0
         }
         t.method("cancel") { a throws(LuaError) in
+            a.runtime.traceInstant("cancel", "work_item")
             (try a.object(1, .workItem, as: WorkItemObject.self)).item.cancel()
             return 0
         }
@@ -114,7 +121,7 @@ enum WorkItemBinding {
         t.method("notify") { a throws(LuaError) in
             let item: WorkItemObject = try a.object(1, .workItem)
             let q: QueueObject = try a.object(2, .queue)
-            let work = try QueueBinding.block(a, q, 3, barrier: false, queued: false)
+            let work = try QueueBinding.block(a, q, 3, barrier: false, queued: false, kind: .notify)
             a.runtime.workAdded()
             guard item.notify(q.queue, work) else {
                 a.runtime.workDone()

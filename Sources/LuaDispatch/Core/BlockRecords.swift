@@ -91,11 +91,12 @@ enum RawDispatch {
 
 extension Runtime {
     /// Submits the function at registry `ref` as one Dispatch block on `q` (in `group`, as a
-    /// barrier) with dispatch_async_f; false if the queue's C object is unknown (then the
-    /// caller submits a Swift closure). Lock held; `q` is kept alive by the caller.
+    /// barrier) with dispatch_async_f; false if the queue's C object is unknown or tracing is
+    /// on (then the caller submits a Swift closure). Lock held; `q` is kept alive by the caller.
     @inline(__always)
     func submitRecord(_ ref: Int32, on q: Unmanaged<QueueObject>, group: GroupObject?, barrier: Bool) -> Bool {
-        guard let raw = q._withUnsafeGuaranteedRef({ $0.rawQueue }) else { return false }
+        // A traced submission carries its flow in a closure (QueueBinding.submit).
+        guard tracer == nil, let raw = q._withUnsafeGuaranteedRef({ $0.rawQueue }) else { return false }
         var rawGroup: UnsafeMutableRawPointer?
         if let group {
             guard !barrier, let g = group.rawGroup else { return false }

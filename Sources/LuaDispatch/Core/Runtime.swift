@@ -86,6 +86,9 @@ public final class Runtime: @unchecked Sendable {
         writeStderr("luadispatch: \(error.label == nil ? "error: " : "")\(error)\n")
     }
 
+    /// The execution timeline's recorder, when tracing is on (see `Tracing/`).
+    let tracer: Tracer?
+
     /// Set by `close()`, under the lock: blocks that start afterwards do nothing.
     @exclusivity(unchecked) private(set) var isClosed = false
     private let idleWaiters = Atomic<Int>(0)
@@ -94,7 +97,10 @@ public final class Runtime: @unchecked Sendable {
     /// Creates an interpreter with `libraries` open and `dispatch` preloaded
     /// (`require("dispatch")`; without the package library, also the global `dispatch`).
     /// `ignoreEnvironment` is `lua -E`: the package library ignores LUA_PATH and LUA_CPATH.
-    public init(libraries: LuaLibraries = .all, ignoreEnvironment: Bool = false) {
+    /// `tracing` turns the execution timeline on or off (see `traceJSON()`); nil leaves it to
+    /// `LUADISPATCH_TRACE=FILE`. `traceLimit` bounds the events kept (default 1,000,000).
+    public init(libraries: LuaLibraries = .all, ignoreEnvironment: Bool = false, tracing: Bool? = nil, traceLimit: Int? = nil) {
+        tracer = Runtime.makeTracer(tracing, limit: traceLimit)
         L = luaL_newstate()
         lock = ld_lock_new()
         admin = lua_newthread(L)
@@ -124,6 +130,7 @@ public final class Runtime: @unchecked Sendable {
         mainQueue = QueueObject(main: DispatchQueue.main)
         Module.install(self, global: !libraries.contains(.package))
         release()
+        traceAtExit()
     }
 
     /// Set when the runtime is attached to a Lua state a host owns (see `HostState.swift`).
@@ -135,6 +142,7 @@ public final class Runtime: @unchecked Sendable {
     /// there: it is released only inside blocking calls and `dispatch.run`. Cleans up when the
     /// state closes (see `HostState`). The runtime lives as long as the state.
     init(attachingTo state: OpaquePointer) {
+        tracer = Runtime.makeTracer(nil, limit: nil)
         lua_rawgeti(state, ld_registryindex(), lua_Integer(LUA_RIDX_MAINTHREAD))
         L = lua_tothread(state, -1)
         ld_pop(state, 1)
@@ -158,6 +166,7 @@ public final class Runtime: @unchecked Sendable {
         luaL_getsubtable(state, ld_registryindex(), LUA_LOADED_TABLE)
         _ = Lua.getField(state, -1, "dispatch")
         ld_remove(state, -2)
+        traceAtExit()
     }
 
     /// For `HostState`: the interpreter is being closed by its host, on the thread that holds
@@ -172,6 +181,8 @@ public final class Runtime: @unchecked Sendable {
         }
         closeTasks()
         sources.cancelAll()
+        writeTraceAtEnd()
+        if tracer != nil { TraceAtExit.unregister(self) }
         hostFunctions.removeAll()
         errorHandlerRef = LUA_NOREF
         pool.removeAll()
@@ -207,6 +218,8 @@ public final class Runtime: @unchecked Sendable {
         }
         closeTasks()
         sources.cancelAll()
+        writeTraceAtEnd()
+        if tracer != nil { TraceAtExit.unregister(self) }
         hostFunctions.removeAll()
         errorHandlerRef = LUA_NOREF
         pool.removeAll()
@@ -263,6 +276,7 @@ public final class Runtime: @unchecked Sendable {
 
     /// `dispatch.exit`: never returns to Lua.
     func exitProcess(_ code: Int32) -> Never {
+        writeTraceAtEnd()
         exitHandler(code)
         fflush(nil)
         _exit(code)
@@ -369,8 +383,15 @@ public final class Runtime: @unchecked Sendable {
     /// Runs the Lua function at registry `ref` as a block of `queue`, then reports any error.
     /// Called by Dispatch on the queue's thread, without the lock.
     /// A `record` (a block submitted by `submitRecord`) goes back to the free list once the lock is held.
+    /// `kind` and `flow` (the submission's) are for the trace: with tracing on, the block runs
+    /// through `runTracedBlock`, the same steps with the recorder's hooks (traced submissions
+    /// are closures that carry their flow, never records: see `submitRecord`).
     func runBlock(_ ref: Int32, on queue: QueueObject, barrier: Bool = false, consume: Bool, queued: Bool,
-                  record: UnsafeMutablePointer<BlockRecord>? = nil) {
+                  kind: TraceKind = .async, flow: UInt64 = 0, record: UnsafeMutablePointer<BlockRecord>? = nil) {
+        if tracer != nil {
+            assert(record == nil, "a traced block submitted as a record")
+            return runTracedBlock(ref, on: queue, barrier: barrier, consume: consume, queued: queued, kind: kind, flow: flow)
+        }
         if queued { queue.queued.wrappingSubtract(1, ordering: .relaxed) }
         defer { workDone() }
         acquire()
@@ -403,6 +424,7 @@ public final class Runtime: @unchecked Sendable {
 
     /// Gives an uncaught error to the Lua handler, or to the default report. Lock held.
     func handleUncaught(_ T: OpaquePointer, message: String, traceback: String, label: String?) {
+        traceInstant("error", message)
         if errorHandlerRef != LUA_NOREF {
             let top = lua_gettop(T)
             lua_rawgeti(T, ld_registryindex(), lua_Integer(errorHandlerRef))

@@ -54,7 +54,7 @@ extension Runtime {
     public var exitStatus: Int32 { uncaughtErrors.load(ordering: .relaxed) > 0 ? 1 : 0 }
 
     private func runChunk(script: String?, arguments: [String], load: (OpaquePointer) -> Int32) throws(LuaScriptError) -> [LuaValue] {
-        try callOnPooledThread { T throws(LuaScriptError) in
+        try callOnPooledThread(kind: .mainChunk) { T throws(LuaScriptError) in
             if load(T) != LUA_OK {
                 throw LuaScriptError(message: Lua.string(T, -1) ?? "cannot load chunk")
             }
@@ -74,7 +74,7 @@ extension Runtime {
         guard ld_lock_held() != lock else {
             throw LuaScriptError(message: "call(\"\(name)\"): the calling thread is already running Lua")
         }
-        return try callOnPooledThread { T throws(LuaScriptError) in
+        return try callOnPooledThread(kind: .call) { T throws(LuaScriptError) in
             lua_rawgeti(T, ld_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
             _ = Lua.getField(T, -1, name)
             ld_remove(T, -2)
@@ -91,8 +91,10 @@ extension Runtime {
 
     /// Runs `body` on the main Lua thread, from the main OS thread, with the interpreter held
     /// and an empty stack (the CLI runs lua.c's driver this way). `body` must not let a Lua
-    /// error escape (call Lua in protected mode).
-    package func withMainLuaThread<T>(_ body: (OpaquePointer) -> T) -> T {
+    /// error escape (call Lua in protected mode). In the trace it is the main chunk, its source
+    /// `traceSource` (the script).
+    package func withMainLuaThread<T>(traceSource: String? = nil, _ body: (OpaquePointer) -> T) -> T {
+        let requested = traceClock()
         acquire()
         defer { release() }
         running.wrappingAdd(1, ordering: .relaxed)
@@ -104,6 +106,8 @@ extension Runtime {
             drainDeferred()
         }
         lua_settop(T, 0)
+        let traced = traceBegin(nil, requested, mainQueue.label, .mainChunk, source: traceSource)
+        defer { traceEnd(traced) }
         return body(T)
     }
 
@@ -111,7 +115,8 @@ extension Runtime {
     /// it returns) and returns its results. On the main OS thread it runs on the main Lua thread
     /// (as `lua` runs its script); elsewhere each call gets its own pooled Lua thread, so that
     /// calls from several host threads never share a stack. `close()` waits for it to finish.
-    private func callOnPooledThread(_ prepare: (OpaquePointer) throws(LuaScriptError) -> Int32) throws(LuaScriptError) -> [LuaValue] {
+    private func callOnPooledThread(kind: TraceKind, _ prepare: (OpaquePointer) throws(LuaScriptError) -> Int32) throws(LuaScriptError) -> [LuaValue] {
+        let requested = traceClock()
         acquire()
         defer { release() }
         guard !isClosed else { throw LuaScriptError(message: "the interpreter is closed") }
@@ -120,7 +125,15 @@ extension Runtime {
         let T = takeThreadForHost()
         defer { giveBack(T) }
         let count = try prepare(T)
+        var traced: Tracer.Open?
+        if requested != 0 {
+            lua_pushvalue(T, -1 - count)
+            traced = traceBegin(T, requested, ld_is_main_thread() != 0 ? mainQueue.label : "(host thread)", kind)
+            ld_pop(T, 1)
+        }
         let status = ld_pcall(T, count, ld_multret(), 1)
+        if status != LUA_OK, traced != nil { traceInstant("error", "main chunk") }
+        traceEnd(traced)
         defer { drainDeferred() }
         if status != LUA_OK { throw scriptError(T) }
         return try results(T, from: 2)

@@ -133,13 +133,17 @@ extension Runtime {
         if let refusal = w.blockingRefusal() { throw .message(refusal) }
         try w.begin()
         let outcome: WaitOutcome
+        var started: UInt64 = 0
         if w.poll() {
             outcome = .done
         } else if W.blocksNatively && !(W.canPark && parksMainThreadWaits.load(ordering: .relaxed) && ld_is_main_thread() != 0) {
+            started = traceClock()
             outcome = unlocked { w.block(timeout) } ? .done : .timedOut
         } else {
+            started = traceClock()
             outcome = park(w, timeout)
         }
+        traceWait(a.name, w.kind, started)
         w.end(outcome)
         if outcome == .interrupted {
             // Ctrl-C: lua.c's message, and its hook (which would fire again) is spent.

@@ -33,6 +33,8 @@ final class TaskObject: @unchecked Sendable {
     private var cancelPending = false
     /// The task this one waits on in `t:wait`, for cycle detection.
     var waitingOn: TaskObject?
+    /// `file:line` of the task's function, for the trace (read before its first step).
+    var traceSource: String?
 
     /// After finishing: the results (a table `{n = count, ...}`, anchored), or the error.
     private(set) var failure: TaskFailure?
@@ -83,6 +85,7 @@ final class TaskObject: @unchecked Sendable {
     fileprivate func step(queued: Bool) {
         if queued { queue.queued.wrappingSubtract(1, ordering: .relaxed) }
         let rt = runtime
+        let requested = rt.traceClock()
         guard rt.enterLua() else { return abandon() }
         if state == .finished {  // cancelled before it started: it never runs
             rt.leaveLua()
@@ -93,7 +96,10 @@ final class TaskObject: @unchecked Sendable {
         ld_task_set_current(Unmanaged.passUnretained(self).toOpaque())
         state = .running
         var results: Int32 = 0
+        if requested != 0, traceSource == nil { traceSource = rt.traceSourceName(co) }
+        let traced = rt.traceBegin(nil, requested, queue.label, .task, source: traceSource)
         let status = lua_resume(co, nil, 0, &results)
+        rt.traceEnd(traced)
         ld_task_set_current(outer)
         switch status {
         case LUA_YIELD where pending != nil:

@@ -14,6 +14,8 @@ struct ScenarioOptions {
     /// Overrides the limit each scenario's header implies.
     var timeout: Double?
     var directory: String?
+    /// Where `run` writes each scenario's trace (`ID.json`).
+    var traceDirectory: String?
 
     struct Failure: Error, CustomStringConvertible {
         let description: String
@@ -67,6 +69,9 @@ struct ScenarioOptions {
             case "--check": try runOnly(); try flag(); o.check = true
             case "--scale": try runOnly(); o.scale = try positive(name, try value())
             case "--timeout": try runOnly(); o.timeout = try positive(name, try value())
+            case "--trace":
+                if o.action != .run { throw Failure(description: "unrecognized option '--trace'") }
+                o.traceDirectory = try value()
             case "--size":
                 try runOnly()
                 let text = try value()

@@ -44,6 +44,8 @@ enum ScenariosCommand {
           --size N       size in bytes of each generated input file of the file scenarios
           --timeout S    seconds before a scenario is stopped and counted as failed
                          (default: a few times what its header says it takes)
+          --trace DIR    write each scenario's execution timeline to DIR/ID.json
+                         (see `luadispatch trace view`)
           --dir D        directory of the scenario scripts (default: scripts/scenarios,
                          found from the current directory or from the binary)
         A scenario fails when a check fails, when it makes fewer or more checks than it
@@ -77,6 +79,9 @@ enum ScenariosCommand {
                 selected.append(s)
             }
         }
+        if let dir = options.traceDirectory, mkdir(dir, 0o755) != 0, errno != EEXIST {
+            throw ScenarioError("cannot create trace directory '\(dir)': \(String(cString: strerror(errno)))")
+        }
         var failed: [String] = []
         for s in selected {
             print("== \(s.id) \(s.title)")
@@ -88,8 +93,10 @@ enum ScenariosCommand {
             var arguments = ["scenarios", "exec", s.path, "--scale", "\(options.scale)", "--timeout", "\(limit)"]
             if options.check { arguments.append("--check") }
             if let size = options.size { arguments += ["--size", "\(size)"] }
+            var environment = ["LUADISPATCH_SCENARIO_DATA": catalogue.directory + "/data"]
+            if let dir = options.traceDirectory { environment["LUADISPATCH_TRACE"] = dir + "/" + s.id + ".json" }
             let outcome = ScenarioProcess.run(arguments: arguments,
-                                              environment: ["LUADISPATCH_SCENARIO_DATA": catalogue.directory + "/data"],
+                                              environment: environment,
                                               stdin: catalogue.directory + "/data/stdin.txt",
                                               timeout: limit + 5)
             let seconds = Posix.twoDecimals(Posix.now() - started)

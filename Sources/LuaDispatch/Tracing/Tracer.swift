@@ -1,0 +1,236 @@
+import CLua
+import CLuaShim
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a traced block was: `args.kind` in the trace.
+enum TraceKind: UInt8 {
+    case async, barrier, sync, after, notify, source, io, apply, mainChunk, task, workItem, handler, call
+
+    var name: String {
+        switch self {
+        case .async: "async"
+        case .barrier: "barrier"
+        case .sync: "sync"
+        case .after: "after"
+        case .notify: "notify"
+        case .source: "source"
+        case .io: "io"
+        case .apply: "apply"
+        case .mainChunk: "main chunk"
+        case .task: "task"
+        case .workItem: "work_item"
+        case .handler: "handler"
+        case .call: "call"
+        }
+    }
+}
+
+/// The recorder of one interpreter's execution timeline.
+///
+/// Every event is recorded by a thread that holds the interpreter lock (a block, a binding, a
+/// wait that has just taken the lock back), so the one buffer needs no synchronisation of its
+/// own. Strings (labels, sources, messages) are interned; an event is a few machine words.
+/// The buffer is bounded: past `limit` events, new ones are counted as dropped, and the trace
+/// says so. As in `Runtime`, the lock is what makes access exclusive: Swift's dynamic
+/// exclusivity checks would double the cost of recording.
+final class Tracer: @unchecked Sendable {
+    enum Phase: UInt8 { case complete, flowStart, flowEnd, instant }
+    enum Category: UInt8 { case block, wait, lock, flow, event }
+
+    struct Event {
+        var phase: Phase
+        var category: Category
+        var tid: Int32
+        /// String indexes: the event's name and two arguments (-1: none).
+        var name: Int32
+        var arg1: Int32 = -1
+        var arg2: Int32 = -1
+        /// Nanoseconds since `origin`.
+        var ts: UInt64
+        var dur: UInt64 = 0
+        /// Flow id (flows), or for instants nothing.
+        var id: UInt64 = 0
+        /// A block the process ended in the middle of.
+        var unfinished = false
+    }
+
+    /// A block that has started: what its complete event needs at the end.
+    struct Open {
+        let serial: Int
+        let start: UInt64
+        let tid: Int32
+        let name: Int32
+        let kind: Int32
+        let source: Int32
+    }
+
+    /// Where the trace is written when the process ends (nil: only on request).
+    let path: String?
+    let limit: Int
+    let origin: UInt64
+    @exclusivity(unchecked) private(set) var events: [Event] = []
+    @exclusivity(unchecked) private(set) var dropped = 0
+    @exclusivity(unchecked) private(set) var strings: [String] = []
+    @exclusivity(unchecked) private var stringIndex: [String: Int32] = [:]
+    @exclusivity(unchecked) private var sourceIndex: [SourceKey: Int32] = [:]
+    @exclusivity(unchecked) private var nextFlow: UInt64 = 0
+    /// Blocks started and not ended, by slot (`Open.serial`): written as unfinished if the
+    /// process ends first. Slots are reused through `freeSlots`, so this costs no hashing.
+    @exclusivity(unchecked) private var running: [Open?] = []
+    @exclusivity(unchecked) private var freeSlots: [Int] = []
+    /// Strings every block uses, interned once: "submit", "lock", and the kinds by raw value.
+    @exclusivity(unchecked) private var submitName: Int32 = 0, lockName: Int32 = 0
+    @exclusivity(unchecked) private var kindNames: [Int32] = []
+    /// The last label and source looked up: consecutive blocks of one queue skip the hashing.
+    @exclusivity(unchecked) private var lastLabel = "", lastLabelIndex: Int32 = -1
+    @exclusivity(unchecked) private var lastSource: SourceKey?, lastSourceIndex: Int32 = -1
+    /// Set once the trace went to `path`.
+    @exclusivity(unchecked) var written = false
+
+    private struct SourceKey: Hashable {
+        let chunk: UnsafePointer<CChar>
+        let line: Int32
+    }
+
+    init(path: String?, limit: Int) {
+        self.path = path
+        self.limit = max(limit, 16)
+        origin = Tracer.clock()
+        // Reserved, not touched: growing by doubling would copy (and fault in) it all again.
+        events.reserveCapacity(min(self.limit, 1 << 20))
+        submitName = intern("submit")
+        lockName = intern("lock")
+        var k: UInt8 = 0
+        while let kind = TraceKind(rawValue: k) {
+            kindNames.append(intern(kind.name))
+            k += 1
+        }
+    }
+
+    /// Monotonic nanoseconds, never 0 (0 means "not traced" to callers).
+    @inline(__always) static func clock() -> UInt64 {
+        var t = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &t)
+        return UInt64(t.tv_sec) &* 1_000_000_000 &+ UInt64(t.tv_nsec) | 1
+    }
+
+    @inline(__always) private func relative(_ t: UInt64) -> UInt64 { t > origin ? t - origin : 0 }
+
+    private func append(_ e: Event) {
+        guard events.count < limit else {
+            dropped += 1
+            return
+        }
+        events.append(e)
+    }
+
+    func intern(_ s: String) -> Int32 {
+        if let i = stringIndex[s] { return i }
+        let i = Int32(strings.count)
+        strings.append(s)
+        stringIndex[s] = i
+        return i
+    }
+
+    /// `file:line` of the Lua function on top of `T` (left there).
+    private func source(_ T: OpaquePointer) -> Int32 {
+        guard lua_type(T, -1) == LUA_TFUNCTION else { return intern("?") }
+        var ar = lua_Debug()
+        lua_pushvalue(T, -1)
+        guard lua_getinfo(T, ">S", &ar) != 0, let chunk = ar.source else { return intern("?") }
+        let key = SourceKey(chunk: chunk, line: ar.linedefined)
+        if key == lastSource { return lastSourceIndex }
+        if let i = sourceIndex[key] {
+            lastSource = key
+            lastSourceIndex = i
+            return i
+        }
+        var name = String(cString: chunk)
+        if name.hasPrefix("@") || name.hasPrefix("=") {
+            name.removeFirst()
+        } else {
+            name = "[string]"
+        }
+        let i = intern(ar.linedefined > 0 ? "\(name):\(ar.linedefined)" : (ar.what.map { String(cString: $0) } == "C" ? "[C]" : name))
+        // The chunk's source string lives as long as the function's prototype; a later chunk at
+        // the same address would only reuse a name, never crash.
+        sourceIndex[key] = i
+        return i
+    }
+
+    /// `file:line` of the Lua function on top of `T` (left there).
+    func sourceName(_ T: OpaquePointer) -> String { strings[Int(source(T))] }
+
+    // MARK: recording (lock held)
+
+    /// A block whose function is on top of `T` starts now; it asked for the lock at `requested`.
+    /// Without `T`, `source` names the function (or it is unknown).
+    func begin(_ T: OpaquePointer?, requested: UInt64, label: String?, kind: TraceKind, flow: UInt64, source: String? = nil) -> Open {
+        let now = Tracer.clock()
+        let tid = Int32(ld_thread_number())
+        let name: Int32
+        if let label, label == lastLabel, lastLabelIndex >= 0 {
+            name = lastLabelIndex
+        } else {
+            name = intern(label ?? "(no queue)")
+            if let label {
+                lastLabel = label
+                lastLabelIndex = name
+            }
+        }
+        // Waits for the lock shorter than a microsecond are the uncontended lock itself.
+        if now > requested + 1_000 {
+            let from = relative(requested)
+            append(Event(phase: .complete, category: .lock, tid: tid, name: lockName, arg1: name,
+                         ts: from, dur: relative(now) - from))
+        }
+        let slot = freeSlots.popLast() ?? running.count
+        let open = Open(serial: slot, start: relative(now), tid: tid, name: name, kind: kindNames[Int(kind.rawValue)],
+                        source: T.map(self.source) ?? intern(source ?? "?"))
+        if slot == running.count { running.append(open) } else { running[slot] = open }
+        if flow != 0 {
+            append(Event(phase: .flowEnd, category: .flow, tid: tid, name: submitName, ts: open.start, id: flow))
+        }
+        return open
+    }
+
+    func end(_ open: Open) {
+        running[open.serial] = nil
+        freeSlots.append(open.serial)
+        let now = relative(Tracer.clock())
+        append(Event(phase: .complete, category: .block, tid: open.tid, name: open.name, arg1: open.kind,
+                     arg2: open.source, ts: open.start, dur: now > open.start ? now - open.start : 0))
+    }
+
+    /// Ends, as unfinished, every block still running (the process is ending).
+    func endRunning() {
+        for case let open? in running.sorted(by: { ($0?.start ?? 0) < ($1?.start ?? 0) }) {
+            end(open)
+            events[events.count - 1].unfinished = true
+        }
+    }
+
+    /// A submission from the calling thread: the start of a flow; returns its id.
+    func flowStart() -> UInt64 {
+        nextFlow += 1
+        append(Event(phase: .flowStart, category: .flow, tid: Int32(ld_thread_number()), name: submitName,
+                     ts: relative(Tracer.clock()), id: nextFlow))
+        return nextFlow
+    }
+
+    /// A blocking call `call` (a wait of `kind`) that started at `started` and is over now.
+    func wait(_ call: String, kind: String, started: UInt64) {
+        let now = Tracer.clock()
+        append(Event(phase: .complete, category: .wait, tid: Int32(ld_thread_number()), name: intern(call),
+                     arg1: intern(kind), ts: relative(started), dur: now > started ? now - started : 0))
+    }
+
+    /// An instant: `what` (`suspend`, `resume`, `activate`, `cancel`, `error`) about `subject`.
+    func instant(_ what: String, _ subject: String) {
+        append(Event(phase: .instant, category: .event, tid: Int32(ld_thread_number()), name: intern(what),
+                     arg1: intern(subject), ts: relative(Tracer.clock())))
+    }
+}
