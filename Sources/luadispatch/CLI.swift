@@ -70,6 +70,7 @@ enum CLI {
         keptArgv = argv
         for (i, a) in args.enumerated() { argv[i] = strdup(a) }
         argv[args.count] = nil
+        Session.argv = argv
         var first: Int32 = 0
         let mask = ldcli_collectargs(argv, &first)
         let noEnv = mask != LDCLI_HAS_ERROR && mask & LDCLI_HAS_NOENV != 0
@@ -85,6 +86,7 @@ enum CLI {
             writeError("\(programName): interrupted!\n")
             _exit(1)
         }
+        // Also what keeps an interpreter that is not closed (below) referenced until exit.
         Session.runtime = runtime
         let script = first < argc ? args[Int(first)] : nil
         let ok = runtime.withMainLuaThread(traceSource: script) { L in ldcli_main(L, argc, argv, Session.waitForInput) } != 0
@@ -122,6 +124,8 @@ enum CLI {
 /// What the C REPL calls back into.
 enum Session {
     nonisolated(unsafe) static var runtime: Runtime?
+    /// lua.c keeps pointers into argv (`progname`) until exit: referenced, not leaked.
+    nonisolated(unsafe) static var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
 
     /// The REPL waits for a line while the main queue keeps running.
     static let waitForInput: @convention(c) (Int32) -> Void = { fd in

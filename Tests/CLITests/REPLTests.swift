@@ -100,9 +100,11 @@ final class REPLTests: XCTestCase {
         XCTAssertTrue(waited.contains("tick\ttrue"), "no key pressed, the block ran: \(waited.debugDescription)")
         t.type("dispatch.queue('q'):async(function() dispatch.main:async(function() print('hop') end) end)\n")
         // "hop" followed by the end of its line: the echo of the typed line holds "hop" too.
-        XCTAssertTrue(t.read(10, until: "hop\r\n").contains("hop\r\n"))
+        let hop = t.read(10, until: "hop\r\n")
+        XCTAssertTrue(hop.contains("hop\r\n"))
         t.type("\u{4}")
+        let end = t.read(5)
         t.waitForExit()
-        XCTAssertEqual(t.process.terminationStatus, 0)
+        XCTAssertEqual(t.process.terminationStatus, 0, "after hop: \(hop.debugDescription), then: \(end.debugDescription)")
     }
 }

@@ -119,4 +119,14 @@ final class RunCommandTests: XCTestCase {
         XCTAssertTrue(lines[3].hasPrefix("false") && lines[3].contains("not entered"))
         XCTAssertEqual(lines[4], "alive")
     }
+
+    /// An error in the main chunk ends the process at once, even with a block parked for ever
+    /// (the interpreter is not closed then: closing would wait for that block).
+    func testMainChunkErrorWithAParkedBlockExitsAtOnce() throws {
+        let t0 = Date()
+        let r = try CLI.run(["-e", "local d = require('dispatch'); d.queue('q'):async(function() d.semaphore(0):wait() end); d.sleep(0.1); error('x')"], timeout: 30)
+        XCTAssertEqual(r.status, 1)
+        XCTAssertTrue(r.stderr.contains("(command line):1: x"), r.stderr)
+        XCTAssertLessThan(Date().timeIntervalSince(t0), 20)
+    }
 }
