@@ -72,6 +72,26 @@ void ld_push_binding(lua_State *L, int id) {
     lua_pushcclosure(L, trampoline, 1);
 }
 
+// A hot method's common form (e.g. q:async(fn)) goes straight to its fast path, without the
+// general entry (argument object, error handling); any other form, or a fast path that
+// declines, runs the binding as usual.
+static int fast_trampoline(lua_State *L) {
+    if (lua_gettop(L) == (int)lua_tointegerx(L, lua_upvalueindex(3), NULL) &&
+        lua_type(L, -1) == (int)lua_tointegerx(L, lua_upvalueindex(4), NULL)) {
+        int n = ((ld_fast_fn)lua_touserdata(L, lua_upvalueindex(2)))(L);
+        if (n >= 0) return n;
+    }
+    return trampoline(L);
+}
+
+void ld_push_binding_fast(lua_State *L, int id, ld_fast_fn fast, int nargs, int lasttype) {
+    lua_pushinteger(L, id);
+    lua_pushlightuserdata(L, (void *)fast);
+    lua_pushinteger(L, nargs);
+    lua_pushinteger(L, lasttype);
+    lua_pushcclosure(L, fast_trampoline, 4);
+}
+
 void ld_push_binding_n(lua_State *L, int id, int n) {
     lua_pushinteger(L, id);
     lua_insert(L, -n - 1);

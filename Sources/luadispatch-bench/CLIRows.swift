@@ -16,7 +16,7 @@ enum CLIRows {
     static func output(_ argv: [String]) throws -> [Double] {
         let out = NSTemporaryDirectory() + "luadispatch-bench-\(getpid()).out"
         defer { try? FileManager.default.removeItem(atPath: out) }
-        _ = try ProcessRows.measure(argv, stdout: out)
+        _ = try ProcessRows.measure(argv, stdout: out, sample: false)
         let text = try String(contentsOfFile: out, encoding: .utf8)
         let xs = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" })
             .compactMap { Double($0.trimmingCharacters(in: CharacterSet(charactersIn: ",:;"))) }

@@ -14,7 +14,7 @@ enum ProcessRows {
     }
 
     /// Wall time, peak resident memory and peak thread count of a child process run to completion.
-    static func measure(_ argv: [String], stdout: String = "/dev/null") throws -> (seconds: Double, peakRSS: Int, peakThreads: Int) {
+    static func measure(_ argv: [String], stdout: String = "/dev/null", sample: Bool = true) throws -> (seconds: Double, peakRSS: Int, peakThreads: Int) {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -28,7 +28,10 @@ enum ProcessRows {
         // process's own memory, which a spawned child inherits until it execs.
         let t = try timed {
             guard posix_spawn(&pid, argv[0], &actions, nil, cargs, environ) == 0 else { throw BenchError("cannot spawn \(argv[0])") }
-            while waitpid(pid, &status, WNOHANG) == 0 {
+            // Without `sample`, just wait: reading /proc every millisecond takes CPU time from a
+            // child that needs every core (concurrent_map_primes, async_serial).
+            if !sample { while waitpid(pid, &status, 0) == -1 && errno == EINTR {} }
+            while sample && waitpid(pid, &status, WNOHANG) == 0 {
                 peak = max(peak, procStatus(pid, "VmHWM:") * 1024)
                 threads = max(threads, procStatus(pid, "Threads:"))
                 usleep(1000)

@@ -41,4 +41,21 @@ final class BlockRecordTests: XCTestCase {
         run.runtime.release()
         XCTAssertEqual(slabs, 4, "2,000 pending blocks need 4 slabs of 512 records, and later rounds reuse them")
     }
+
+    func testRecordsAreSixteenBytesAndFindTheirRuntime() {
+        // Every pending block holds a record: the runtime is found from the record's slab
+        // rather than stored in it. Records of two runtimes must each lead to their own.
+        XCTAssertEqual(MemoryLayout<BlockRecord>.stride, 16)
+        let a = runLua("t.record(1)"), b = runLua("t.record(2)")
+        for run in [a, b] {
+            run.runtime.acquire()
+            var taken: [UnsafeMutablePointer<BlockRecord>] = []
+            for _ in 0..<600 { taken.append(run.runtime.blockRecords.take(for: run.runtime)) }
+            for r in taken {
+                XCTAssertTrue(BlockRecords.owner(of: r).takeUnretainedValue() === run.runtime)
+            }
+            for r in taken { run.runtime.blockRecords.give(r) }
+            run.runtime.release()
+        }
+    }
 }

@@ -1,12 +1,17 @@
 -- Counts the primes below 2,000,000 in the same run both serially in this interpreter and with
--- dispatch.concurrent_map over 8 ranges in isolated worker interpreters, alternating the two
+-- dispatch.concurrent_map over 8 parts in isolated worker interpreters, alternating the two
 -- `reps` times, and prints the best time of each and the speedup. Run with a release build:
---   swift build -c release && .build/release/luadispatch run scripts/benchmarks/primes.lua [limit] [parts] [reps]
+--   swift build -c release && .build/release/luadispatch run scripts/benchmarks/primes.lua [limit] [parts] [reps] [slices]
+-- Each part counts `slices` interleaved slices of the range (part p: slices p, p + parts, ...),
+-- so every part costs about the same: trial division gets dearer as numbers grow, and with one
+-- consecutive range per part the last part alone would bound the speed-up (docs/performance.md).
+-- The serial loop counts the very same parts, in order; `slices` 1 gives consecutive ranges.
 local dispatch = require("dispatch")
 
 local limit = tonumber(arg and arg[1]) or 2000000
 local parts = tonumber(arg and arg[2]) or 8
 local reps = tonumber(arg and arg[3]) or 3
+local slices = tonumber(arg and arg[4]) or 16
 
 -- Primes in [lo, hi] by trial division (deliberately CPU-bound Lua).
 local function count(lo, hi)
@@ -23,21 +28,26 @@ local function count(lo, hi)
     return n
 end
 
-local function range(part)
-    local size = (limit - 1) // parts + 1
-    local lo = (part - 1) * size
-    return lo, math.min(lo + size - 1, limit - 1)
+-- The primes counted by one part: its slices of [0, limit), `parts * slices` slices in all.
+local function countPart(part)
+    local n, all = 0, parts * slices
+    local size = (limit - 1) // all + 1
+    for s = part - 1, all - 1, parts do
+        local lo = s * size
+        if lo < limit then n = n + count(lo, math.min(lo + size - 1, limit - 1)) end
+    end
+    return n
 end
 
 local function serial()
     local total = 0
-    for part = 1, parts do total = total + count(range(part)) end
+    for part = 1, parts do total = total + countPart(part) end
     return total, parts
 end
 
 local function parallel()
     local results = dispatch.concurrent_map(parts, function(part)
-        return {count(range(part)), dispatch.thread().number}
+        return {countPart(part), dispatch.thread().number}
     end, {chunk = 1})
     local total, threads, nthreads = 0, {}, 0
     for _, r in ipairs(results) do

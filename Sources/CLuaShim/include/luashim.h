@@ -77,6 +77,12 @@ int ld_call_status(void);
 
 /// Pushes a C closure that calls binding `id` through the trampoline.
 void ld_push_binding(lua_State *L, int id);
+/// A binding's fast path, tried in C before the binding itself: returns its result count, or
+/// -1 to let the binding run. It must not raise, and sees the binding's arguments unchanged.
+typedef int (*ld_fast_fn)(lua_State *L);
+/// Like ld_push_binding, but a call first tries `fast` when exactly `nargs` arguments were
+/// passed and the last one has Lua type `lasttype` (the common form of a hot method).
+void ld_push_binding_fast(lua_State *L, int id, ld_fast_fn fast, int nargs, int lasttype);
 /// Same, with the `n` values on top of the stack as upvalues 2...n+1 (popped).
 void ld_push_binding_n(lua_State *L, int id, int n);
 

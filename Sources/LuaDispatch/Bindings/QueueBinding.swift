@@ -63,9 +63,9 @@ enum QueueBinding {
 
     private static func type() -> ObjectType {
         var t = ObjectType(.queue)
-        t.method("async") { a throws(LuaError) in
-            // The common case, kept short: q:async(fn), no options, no reference counting.
-            if a.count == 2, a.type(2) == LUA_TFUNCTION, Runtime.submitPlain(a.L) { return 0 }
+        // The common case, q:async(fn), goes from C straight to `Runtime.submitPlain` (no
+        // argument object, no reference counting); every other form runs the body.
+        t.method("async", fast: Runtime.submitPlainFast, nargs: 2, lastType: LUA_TFUNCTION) { a throws(LuaError) in
             let q: QueueObject = try a.object(1, .queue)
             var group: GroupObject?, barrier = false, qos: DispatchQoS?
             try Options.parse(a, 3) { o throws(LuaError) in

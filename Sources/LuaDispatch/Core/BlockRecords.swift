@@ -5,56 +5,65 @@ import Dispatch
 /// What a block submitted by `q:async(fn)` needs when it runs. Submitted with libdispatch's
 /// `dispatch_async_f` and a pointer to one of these, instead of a Swift closure that Swift's
 /// Dispatch would turn into a block (two allocations and two frees per block); the records come
-/// from a free list (docs/performance.md has the figures).
+/// from a free list (docs/performance.md has the figures). 16 bytes: every pending block holds
+/// one, and a script that submits in a loop keeps them all pending at once. The runtime is not
+/// stored: it is at the start of the record's slab (`BlockRecords.owner(of:)`).
 struct BlockRecord {
-    var next: UnsafeMutablePointer<BlockRecord>?
-    /// The queue is retained while the block is pending, as a closure would capture it; the
-    /// runtime is retained once for all records in flight (`Runtime.recordsInFlight`).
-    var runtime: Unmanaged<Runtime>?
-    var queue: Unmanaged<QueueObject>?
+    /// While the block is pending: its queue, retained as a closure would capture it. While the
+    /// record is free: the next free record.
+    var link: UnsafeMutableRawPointer?
     var ref: Int32 = LUA_NOREF
     var barrier = false
 }
 
 /// A runtime's block records: taken when a block is submitted and given back when it starts,
 /// both under the interpreter lock, so the free list needs no lock of its own. Slabs are never
-/// moved or freed while the runtime lives (every pending block retains the runtime).
+/// moved or freed while the runtime lives (every pending block retains the runtime, once for
+/// all records in flight: `Runtime.recordsInFlight`).
 final class BlockRecords {
-    private static let slabSize = 512
+    /// A slab is aligned to its size; its first slot holds the owning runtime (unretained), the
+    /// others are records.
+    private static let slabBytes = 8192
+    private static let slabSize = slabBytes / MemoryLayout<BlockRecord>.stride
     @exclusivity(unchecked) private var free: UnsafeMutablePointer<BlockRecord>?
-    @exclusivity(unchecked) private var slabs: [UnsafeMutablePointer<BlockRecord>] = []
+    @exclusivity(unchecked) private var slabs: [UnsafeMutableRawPointer] = []
 
-    /// Lock held.
-    @inline(__always) func take() -> UnsafeMutablePointer<BlockRecord> {
+    /// Lock held; `owner` is the runtime these records belong to.
+    @inline(__always) func take(for owner: Runtime) -> UnsafeMutablePointer<BlockRecord> {
         if let r = free {
-            free = r.pointee.next
+            free = r.pointee.link?.assumingMemoryBound(to: BlockRecord.self)
             return r
         }
-        return grow()
+        return grow(owner)
     }
 
     /// Lock held.
     @inline(__always) func give(_ r: UnsafeMutablePointer<BlockRecord>) {
-        r.pointee.next = free
+        r.pointee.link = free.map { UnsafeMutableRawPointer($0) }
         free = r
     }
 
-    /// Slabs allocated so far (each holds `slabSize` records); lock held.
+    /// The runtime that owns `r`: the pointer at the start of its slab.
+    @inline(__always) static func owner(of r: UnsafeMutablePointer<BlockRecord>) -> Unmanaged<Runtime> {
+        let slab = UnsafeRawPointer(bitPattern: UInt(bitPattern: r) & ~UInt(slabBytes - 1))!
+        return Unmanaged.fromOpaque(slab.load(as: UnsafeRawPointer.self))
+    }
+
+    /// Slabs allocated so far (each holds `slabSize - 1` records); lock held.
     var slabCount: Int { slabs.count }
 
-    private func grow() -> UnsafeMutablePointer<BlockRecord> {
-        let slab = UnsafeMutablePointer<BlockRecord>.allocate(capacity: Self.slabSize)
-        slab.initialize(repeating: BlockRecord(), count: Self.slabSize)
+    private func grow(_ owner: Runtime) -> UnsafeMutablePointer<BlockRecord> {
+        let slab = UnsafeMutableRawPointer.allocate(byteCount: Self.slabBytes, alignment: Self.slabBytes)
+        slab.storeBytes(of: Unmanaged.passUnretained(owner).toOpaque(), as: UnsafeMutableRawPointer.self)
+        let records = (slab + MemoryLayout<BlockRecord>.stride).bindMemory(to: BlockRecord.self, capacity: Self.slabSize - 1)
+        records.initialize(repeating: BlockRecord(), count: Self.slabSize - 1)
         slabs.append(slab)
-        for i in 1..<Self.slabSize { give(slab + i) }
-        return slab
+        for i in 1..<(Self.slabSize - 1) { give(records + i) }
+        return records
     }
 
     deinit {
-        for slab in slabs {
-            slab.deinitialize(count: Self.slabSize)
-            slab.deallocate()
-        }
+        for slab in slabs { slab.deallocate() }
     }
 }
 
@@ -93,13 +102,12 @@ extension Runtime {
             guard !barrier, let g = group.rawGroup else { return false }
             rawGroup = g
         }
-        let r = blockRecords.take()
+        let r = blockRecords.take(for: self)
         // One retain of the runtime covers every record in flight (cheaper than one per block).
         if recordsInFlight.wrappingAdd(1, ordering: .relaxed).oldValue == 0 {
             _ = Unmanaged.passUnretained(self).retain()
         }
-        r.pointee.runtime = .passUnretained(self)
-        r.pointee.queue = q.retain()
+        r.pointee.link = q.retain().toOpaque()
         r.pointee.ref = ref
         r.pointee.barrier = barrier
         workAdded()
@@ -115,6 +123,10 @@ extension Runtime {
         Unmanaged<Runtime>.fromOpaque(ld_extraspace(L).pointee!)._withUnsafeGuaranteedRef { $0.submitPlain(L) }
     }
 
+    /// `submitPlain` as the C fast path of `q:async` (`ld_push_binding_fast`): 0 results when
+    /// submitted, -1 to run the binding's general path.
+    static let submitPlainFast: ld_fast_fn = { L in submitPlain(L!) ? 0 : -1 }
+
     private func submitPlain(_ L: OpaquePointer) -> Bool {
         guard let q = objects.unmanaged(L, 1, .queue, as: QueueObject.self) else { return false }
         lua_pushvalue(L, 2)
@@ -129,7 +141,7 @@ extension Runtime {
     /// dropped last.
     static let runRecord: ld_work_fn = { context in
         let r = context!.assumingMemoryBound(to: BlockRecord.self)
-        let rt = r.pointee.runtime!, q = r.pointee.queue!
+        let rt = BlockRecords.owner(of: r), q = Unmanaged<QueueObject>.fromOpaque(r.pointee.link!)
         let ref = r.pointee.ref, barrier = r.pointee.barrier
         rt._withUnsafeGuaranteedRef { runtime in
             q._withUnsafeGuaranteedRef { queue in

@@ -35,8 +35,18 @@ struct ObjectType {
 
     init(_ kind: ObjectKind) { self.kind = kind }
 
+    /// Fast paths of hot methods, tried in C before the method (`ld_push_binding_fast`).
+    var fastPaths: [String: (fn: ld_fast_fn, nargs: Int32, lastType: Int32)] = [:]
+
     mutating func method(_ name: String, _ body: @escaping BindingBody) {
         methods.append((name, Bindings.register(name, body)))
+    }
+
+    /// `name`'s body, and a C-callable fast path for calls with exactly `nargs` arguments of
+    /// which the last has Lua type `lastType`; `fast` returns -1 to let `body` run instead.
+    mutating func method(_ name: String, fast: ld_fast_fn, nargs: Int32, lastType: Int32, _ body: @escaping BindingBody) {
+        method(name, body)
+        fastPaths[name] = (fast, nargs, lastType)
     }
 
     mutating func fields(_ body: @escaping BindingBody) {
@@ -76,7 +86,11 @@ final class ObjectTable {
         // __index: methods first (a raw get in C), then the field getter.
         lua_createtable(L, 0, Int32(type.methods.count))
         for (name, id) in type.methods {
-            ld_push_binding(L, id)
+            if let f = type.fastPaths[name] {
+                ld_push_binding_fast(L, id, f.fn, f.nargs, f.lastType)
+            } else {
+                ld_push_binding(L, id)
+            }
             Lua.setField(L, -2, name)
         }
         if let fields = type.fields {
