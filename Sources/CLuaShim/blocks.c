@@ -41,3 +41,10 @@ void ld_sync_f(void *queue, int barrier, void *context, ld_work_fn work) {
 }
 
 const char *ld_queue_label(void *queue) { return dispatch_queue_get_label((dispatch_queue_t)queue); }
+
+#if __has_include(<dispatch/dispatch.h>)
+void *ld_main_queue_object(void) { return (void *)dispatch_get_main_queue(); }
+#else
+extern char _dispatch_main_q;  // what dispatch_get_main_queue() returns (a macro in the header)
+void *ld_main_queue_object(void) { return &_dispatch_main_q; }
+#endif

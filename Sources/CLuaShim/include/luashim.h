@@ -155,6 +155,9 @@ void ld_sync_f(void *queue, int barrier, void *context, ld_work_fn work);
 /// dispatch_queue_get_label: used to check that a queue pointer is the one expected.
 const char *ld_queue_label(void *queue);
 
+/// The main queue's C object (dispatch_get_main_queue()).
+void *ld_main_queue_object(void);
+
 // MARK: system calls Swift cannot make (syscall(2) is variadic)
 
 /// 0 if epoll accepts `fd` (or it is a regular file, which libdispatch treats as always

@@ -69,17 +69,20 @@ final class BlockRecords {
 
 /// The C objects that Swift's Dispatch wrappers hold, for the C functions it does not expose.
 enum RawDispatch {
-    /// The `dispatch_object_t` a `DispatchQueue` or `DispatchGroup` wraps (its stored property
-    /// `__wrapped` in swift-corelibs-libdispatch), or nil if this Dispatch has none.
+    /// The `dispatch_object_t` a `DispatchQueue` or `DispatchGroup` wraps, or nil if this
+    /// Dispatch lays its wrappers out otherwise. swift-corelibs-libdispatch's wrappers hold it
+    /// as their only stored property (`__wrapped`), right after the object's header; that is
+    /// checked once, on the main queue, whose C object the C API names. (Reading it through
+    /// `Mirror` instead cost every start-up dozens of protocol-conformance lookups.)
     static func pointer(_ object: AnyObject) -> UnsafeMutableRawPointer? {
-        var mirror: Mirror? = Mirror(reflecting: object)
-        while let m = mirror {
-            for child in m.children where child.label == "__wrapped" {
-                if let p = child.value as? OpaquePointer { return UnsafeMutableRawPointer(p) }
-            }
-            mirror = m.superclassMirror
-        }
-        return nil
+        layoutHolds ? wrapped(object) : nil
+    }
+
+    private static let layoutHolds: Bool = wrapped(DispatchQueue.main) == ld_main_queue_object()
+
+    private static func wrapped(_ object: AnyObject) -> UnsafeMutableRawPointer? {
+        Unmanaged.passUnretained(object).toOpaque()
+            .load(fromByteOffset: 2 * MemoryLayout<UInt>.size, as: UnsafeMutableRawPointer?.self)
     }
 
     /// The `dispatch_queue_t` of `queue`, checked against its label; nil if it cannot be found.
