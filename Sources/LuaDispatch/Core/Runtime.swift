@@ -173,6 +173,12 @@ public final class Runtime: @unchecked Sendable {
     /// the lock. Like `close()`, except that the host closes the Lua state afterwards.
     func detachClosing() {
         guard !isClosed else { return }
+        tearDown(closingState: false)
+    }
+
+    /// What `close()` and `detachClosing()` share. Lock held. `closingState`: the runtime owns
+    /// the Lua state and closes it; a host closes its own (and gets its SIGINT handling back).
+    private func tearDown(closingState: Bool) {
         isClosed = true
         while running.load(ordering: .acquiring) > 0 {
             release()
@@ -188,7 +194,9 @@ public final class Runtime: @unchecked Sendable {
         pool.removeAll()
         pooledThreads.removeAll()
         interruption.withLock { $0?.watcher?.stop(); $0 = nil }
-        ld_interrupt_disarm()
+        if closingState { lua_close(L) } else { ld_interrupt_disarm() }
+        // Queued blocks still hold their queues: let Dispatch run them (as no-ops) and free them.
+        // The main queue too: the host keeps using it after this interpreter is gone.
         queues.forEach(QueueObject.release)
         QueueObject.release(mainQueue)
     }
@@ -210,26 +218,7 @@ public final class Runtime: @unchecked Sendable {
         guard !isClosed else { return }
         // A host's state is closed by the host (which detaches the runtime, see HostState).
         guard host == nil else { return }
-        isClosed = true
-        while running.load(ordering: .acquiring) > 0 {
-            release()
-            usleep(1000)
-            acquire()
-        }
-        closeTasks()
-        sources.cancelAll()
-        writeTraceAtEnd()
-        if tracer != nil { TraceAtExit.unregister(self) }
-        hostFunctions.removeAll()
-        errorHandlerRef = LUA_NOREF
-        pool.removeAll()
-        pooledThreads.removeAll()
-        interruption.withLock { $0?.watcher?.stop(); $0 = nil }
-        lua_close(L)
-        // Queued blocks still hold their queues: let Dispatch run them (as no-ops) and free them.
-        // The main queue too: the host keeps using it after this interpreter is gone.
-        queues.forEach(QueueObject.release)
-        QueueObject.release(mainQueue)
+        tearDown(closingState: true)
     }
 
     /// Outstanding work: blocks, notifies, sources, I/O. Zero means idle.
