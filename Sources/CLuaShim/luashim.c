@@ -72,24 +72,42 @@ void ld_push_binding(lua_State *L, int id) {
     lua_pushcclosure(L, trampoline, 1);
 }
 
-// A hot method's common form (e.g. q:async(fn)) goes straight to its fast path, without the
-// general entry (argument object, error handling); any other form, or a fast path that
-// declines, runs the binding as usual.
-static int fast_trampoline(lua_State *L) {
-    if (lua_gettop(L) == (int)lua_tointegerx(L, lua_upvalueindex(3), NULL) &&
-        lua_type(L, -1) == (int)lua_tointegerx(L, lua_upvalueindex(4), NULL)) {
-        int n = ((ld_fast_fn)lua_touserdata(L, lua_upvalueindex(2)))(L);
-        if (n >= 0) return n;
+// q:async(fn), the hottest call there is, checked and submitted with as few calls into Lua as
+// possible (docs/performance.md); any other form, or a submission the runtime declines, runs
+// the binding as usual. Upvalues: the binding id, `submit`, the queue metatable, the pending
+// table.
+static int submit_trampoline(lua_State *L) {
+    if (lua_gettop(L) == 2 && lua_type(L, 2) == LUA_TFUNCTION && lua_getmetatable(L, 1)) {
+        int same = lua_rawequal(L, -1, lua_upvalueindex(3));
+        lua_settop(L, 2);
+        void **object = same ? (void **)lua_touserdata(L, 1) : NULL;
+        if (object != NULL && *object != NULL) {
+            lua_Integer slot = ((ld_submit_fn)lua_touserdata(L, lua_upvalueindex(2)))(L, *object);
+            if (slot > 0) {
+                lua_rawseti(L, lua_upvalueindex(4), slot);  // pops the function
+                return 0;
+            }
+        }
     }
     return trampoline(L);
 }
 
-void ld_push_binding_fast(lua_State *L, int id, ld_fast_fn fast, int nargs, int lasttype) {
+void ld_push_binding_submit(lua_State *L, int id, ld_submit_fn submit, int metatable, int pending) {
+    metatable = lua_absindex(L, metatable);
+    pending = lua_absindex(L, pending);
     lua_pushinteger(L, id);
-    lua_pushlightuserdata(L, (void *)fast);
-    lua_pushinteger(L, nargs);
-    lua_pushinteger(L, lasttype);
-    lua_pushcclosure(L, fast_trampoline, 4);
+    lua_pushlightuserdata(L, (void *)submit);
+    lua_pushvalue(L, metatable);
+    lua_pushvalue(L, pending);
+    lua_pushcclosure(L, submit_trampoline, 4);
+}
+
+void ld_take_slot(lua_State *L, int ref, lua_Integer slot) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+    lua_rawgeti(L, -1, slot);
+    lua_pushnil(L);
+    lua_rawseti(L, -3, slot);
+    lua_remove(L, -2);
 }
 
 void ld_push_binding_n(lua_State *L, int id, int n) {

@@ -102,9 +102,11 @@ local function module()
   end
   walk(dispatch, "dispatch", {})
   for key, mt in pairs(debug.getregistry()) do
-    if type(key) == "string" and key:match("^dispatch%.") and type(mt) == "table"
-       and type(rawget(mt, "__index")) == "function" then
-      local _, methods = debug.getupvalue(rawget(mt, "__index"), 1)
+    if type(key) == "string" and key:match("^dispatch%.") and type(mt) == "table" then
+      -- __index is the methods table, or a function whose first upvalue is (types with fields)
+      local index, methods = rawget(mt, "__index"), nil
+      if type(index) == "table" then methods = index
+      elseif type(index) == "function" then _, methods = debug.getupvalue(index, 1) end
       for m in pairs(type(methods) == "table" and methods or {}) do add(names, key .. ":" .. m) end
     end
   end

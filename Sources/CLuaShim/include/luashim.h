@@ -77,12 +77,16 @@ int ld_call_status(void);
 
 /// Pushes a C closure that calls binding `id` through the trampoline.
 void ld_push_binding(lua_State *L, int id);
-/// A binding's fast path, tried in C before the binding itself: returns its result count, or
-/// -1 to let the binding run. It must not raise, and sees the binding's arguments unchanged.
-typedef int (*ld_fast_fn)(lua_State *L);
-/// Like ld_push_binding, but a call first tries `fast` when exactly `nargs` arguments were
-/// passed and the last one has Lua type `lasttype` (the common form of a hot method).
-void ld_push_binding_fast(lua_State *L, int id, ld_fast_fn fast, int nargs, int lasttype);
+/// The fast path of `q:async(fn)`: given the queue's object (the pointer its userdata holds),
+/// submits the block and returns the slot of the pending-functions table where the function
+/// goes, or 0 to let the binding run instead. It must not raise.
+typedef lua_Integer (*ld_submit_fn)(lua_State *L, void *object);
+/// Like ld_push_binding, but a call with exactly a userdata whose metatable is the one at
+/// index `metatable` and a function first tries `submit`, then stores the function at the slot
+/// it returns in the table at index `pending`.
+void ld_push_binding_submit(lua_State *L, int id, ld_submit_fn submit, int metatable, int pending);
+/// Pushes slot `slot` of the table at registry `ref`, and clears the slot.
+void ld_take_slot(lua_State *L, int ref, lua_Integer slot);
 /// Same, with the `n` values on top of the stack as upvalues 2...n+1 (popped).
 void ld_push_binding_n(lua_State *L, int id, int n);
 

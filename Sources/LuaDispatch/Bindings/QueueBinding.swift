@@ -63,9 +63,9 @@ enum QueueBinding {
 
     private static func type() -> ObjectType {
         var t = ObjectType(.queue)
-        // The common case, q:async(fn), goes from C straight to `Runtime.submitPlain` (no
+        // The common case, q:async(fn), goes from C straight to `Runtime.submitFast` (no
         // argument object, no reference counting); every other form runs the body.
-        t.method("async", fast: Runtime.submitPlainFast, nargs: 2, lastType: LUA_TFUNCTION) { a throws(LuaError) in
+        t.method("async", submit: Runtime.submitFast) { a throws(LuaError) in
             let q: QueueObject = try a.object(1, .queue)
             var group: GroupObject?, barrier = false, qos: DispatchQoS?
             try Options.parse(a, 3) { o throws(LuaError) in
@@ -203,8 +203,8 @@ enum QueueBinding {
         let rt = a.runtime
         if a.type(i) == LUA_TFUNCTION {
             // The common case, kept short: anchor the function, count the work, submit.
+            if qos == nil, rt.submitRecord(a.L, i, on: .passUnretained(q), group: group, barrier: barrier) { return }
             let ref = a.ref(i)
-            if qos == nil, rt.submitRecord(ref, on: .passUnretained(q), group: group, barrier: barrier) { return }
             rt.workAdded()
             q.queued.wrappingAdd(1, ordering: .relaxed)
             if rt.tracer == nil {

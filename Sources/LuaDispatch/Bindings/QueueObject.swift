@@ -16,8 +16,16 @@ final class QueueObject: @unchecked Sendable {
     @exclusivity(unchecked) var target: QueueObject?
     let suspensions = Atomic<Int>(0)
     let inactive: Atomic<Bool>
-    /// Blocks submitted and not yet started, for the report of work left at exit.
+    /// Blocks submitted and not yet started, for the report of work left at exit (record
+    /// blocks are in `queuedRecords`; `waiting` is both).
     let queued = Atomic<Int>(0)
+    /// Record blocks (`Runtime.submitRecord`) not yet started, and not yet finished. Written only
+    /// under the interpreter lock, with plain loads and stores; while `records` is above zero
+    /// the queue holds one retain of itself for them.
+    let queuedRecords = Atomic<Int>(0)
+    let records = Atomic<Int>(0)
+    /// Blocks and sources waiting on this queue.
+    var waiting: Int { queued.load(ordering: .relaxed) + queuedRecords.load(ordering: .relaxed) }
     /// Where this queue is listed while alive (custom queues only).
     var registry: QueueRegistry?
     /// The queue's `dispatch_queue_t`, for `dispatch_async_f` (nil if it cannot be found).

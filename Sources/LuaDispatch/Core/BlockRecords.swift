@@ -9,18 +9,26 @@ import Dispatch
 /// one, and a script that submits in a loop keeps them all pending at once. The runtime is not
 /// stored: it is at the start of the record's slab (`BlockRecords.owner(of:)`).
 struct BlockRecord {
-    /// While the block is pending: its queue, retained as a closure would capture it. While the
-    /// record is free: the next free record.
+    /// While the block is pending: its queue (kept alive by the queue's count of records in
+    /// flight). While the record is free: the next free record.
     var link: UnsafeMutableRawPointer?
-    var ref: Int32 = LUA_NOREF
+    /// The record's slot in the pending-functions table, where its block's function waits:
+    /// fixed for the record's life, so the table's array stays as dense as the records.
+    var slot: Int32 = 0
     var barrier = false
 }
 
 /// A runtime's block records: taken when a block is submitted and given back when it starts,
 /// both under the interpreter lock, so the free list needs no lock of its own. Slabs are never
-/// moved or freed while the runtime lives (every pending block retains the runtime, once for
-/// all records in flight: `Runtime.recordsInFlight`).
+/// moved or freed while the runtime lives (the runtime retains itself while records are in
+/// flight: `Runtime.recordsPending`).
+///
+/// A pending block's function waits in the Lua table at registry `tableRef`, at its record's
+/// slot: one raw set and one raw get, where registry references cost a free-list walk each
+/// way and grow the registry itself.
 final class BlockRecords {
+    /// The pending-functions table (a registry ref), made with the interpreter.
+    @exclusivity(unchecked) var tableRef: Int32 = LUA_NOREF
     /// A slab is aligned to its size; its first slot holds the owning runtime (unretained), the
     /// others are records.
     private static let slabBytes = 8192
@@ -56,7 +64,10 @@ final class BlockRecords {
         let slab = UnsafeMutableRawPointer.allocate(byteCount: Self.slabBytes, alignment: Self.slabBytes)
         slab.storeBytes(of: Unmanaged.passUnretained(owner).toOpaque(), as: UnsafeMutableRawPointer.self)
         let records = (slab + MemoryLayout<BlockRecord>.stride).bindMemory(to: BlockRecord.self, capacity: Self.slabSize - 1)
-        records.initialize(repeating: BlockRecord(), count: Self.slabSize - 1)
+        let first = Int32(slabs.count * Self.slabSize)
+        for i in 0..<(Self.slabSize - 1) {
+            (records + i).initialize(to: BlockRecord(link: nil, slot: first + Int32(i) + 1, barrier: false))
+        }
         slabs.append(slab)
         for i in 1..<(Self.slabSize - 1) { give(records + i) }
         return records
@@ -93,69 +104,96 @@ enum RawDispatch {
 }
 
 extension Runtime {
-    /// Submits the function at registry `ref` as one Dispatch block on `q` (in `group`, as a
+    /// Submits the function at index `i` of `L` as one Dispatch block on `q` (in `group`, as a
     /// barrier) with dispatch_async_f; false if the queue's C object is unknown or tracing is
     /// on (then the caller submits a Swift closure). Lock held; `q` is kept alive by the caller.
-    @inline(__always)
-    func submitRecord(_ ref: Int32, on q: Unmanaged<QueueObject>, group: GroupObject?, barrier: Bool) -> Bool {
-        // A traced submission carries its flow in a closure (QueueBinding.submit).
-        guard tracer == nil, let raw = q._withUnsafeGuaranteedRef({ $0.rawQueue }) else { return false }
+    func submitRecord(_ L: OpaquePointer, _ i: Int32, on q: Unmanaged<QueueObject>, group: GroupObject?, barrier: Bool) -> Bool {
         var rawGroup: UnsafeMutableRawPointer?
         if let group {
             guard !barrier, let g = group.rawGroup else { return false }
             rawGroup = g
         }
-        let r = blockRecords.take(for: self)
-        // One retain of the runtime covers every record in flight (cheaper than one per block).
-        if recordsInFlight.wrappingAdd(1, ordering: .relaxed).oldValue == 0 {
-            _ = Unmanaged.passUnretained(self).retain()
-        }
-        r.pointee.link = q.retain().toOpaque()
-        r.pointee.ref = ref
-        r.pointee.barrier = barrier
-        workAdded()
-        q._withUnsafeGuaranteedRef { $0.queued.wrappingAdd(1, ordering: .relaxed) }
-        ld_async_f(raw, rawGroup, barrier ? 1 : 0, r, Runtime.runRecord)
+        let slot = enqueueRecord(on: q, group: rawGroup, barrier: barrier)
+        guard slot > 0 else { return false }
+        lua_rawgeti(L, ld_registryindex(), lua_Integer(blockRecords.tableRef))
+        lua_pushvalue(L, i)
+        lua_rawseti(L, -2, slot)
+        ld_pop(L, 1)
         return true
     }
 
-    /// `q:async(fn)` with the queue at 1 and the function at 2, nothing else: false if not
-    /// submitted (then the binding's general path runs). A method of the runtime, so that no
-    /// reference is counted on the way.
-    static func submitPlain(_ L: OpaquePointer) -> Bool {
-        Unmanaged<Runtime>.fromOpaque(ld_extraspace(L).pointee!)._withUnsafeGuaranteedRef { $0.submitPlain(L) }
+    /// `q:async(fn)`'s fast path (`ld_submit_fn`): the slot where C stores the function, or 0.
+    static let submitFast: ld_submit_fn = { L, object in
+        Unmanaged<Runtime>.fromOpaque(ld_extraspace(L!).pointee!)._withUnsafeGuaranteedRef {
+            $0.enqueueRecord(on: Unmanaged<QueueObject>.fromOpaque(object!), group: nil, barrier: false)
+        }
     }
 
-    /// `submitPlain` as the C fast path of `q:async` (`ld_push_binding_fast`): 0 results when
-    /// submitted, -1 to run the binding's general path.
-    static let submitPlainFast: ld_fast_fn = { L in submitPlain(L!) ? 0 : -1 }
-
-    private func submitPlain(_ L: OpaquePointer) -> Bool {
-        guard let q = objects.unmanaged(L, 1, .queue, as: QueueObject.self) else { return false }
-        lua_pushvalue(L, 2)
-        let ref = luaL_ref(L, ld_registryindex())
-        if submitRecord(ref, on: q, group: nil, barrier: false) { return true }
-        luaL_unref(L, ld_registryindex(), ref)
-        return false
+    /// Takes a record and submits its block; the record's slot, where the caller stores the
+    /// function before releasing the lock (the block needs the lock to start), or 0 if the
+    /// queue's C object is unknown or tracing is on.
+    ///
+    /// Record blocks are counted under the lock, with plain loads and stores: no atomic
+    /// read-modify-write, no reference count touched per block. The runtime and each queue are
+    /// retained once while they have records in flight, and the records count as one unit of
+    /// `pending` (see `recordsPending`).
+    @inline(__always)
+    private func enqueueRecord(on q: Unmanaged<QueueObject>, group: UnsafeMutableRawPointer?, barrier: Bool) -> lua_Integer {
+        // A traced submission carries its flow in a closure (QueueBinding.submit).
+        guard tracer == nil, let raw = q._withUnsafeGuaranteedRef({ $0.rawQueue }) else { return 0 }
+        let r = blockRecords.take(for: self)
+        let inFlight = recordsPending.load(ordering: .relaxed)
+        if inFlight == 0 {
+            _ = Unmanaged.passUnretained(self).retain()
+            workAdded()
+        }
+        recordsPending.store(inFlight + 1, ordering: .relaxed)
+        q._withUnsafeGuaranteedRef { queue in
+            let n = queue.records.load(ordering: .relaxed)
+            if n == 0 { _ = q.retain() }
+            queue.records.store(n + 1, ordering: .relaxed)
+            queue.queuedRecords.store(queue.queuedRecords.load(ordering: .relaxed) + 1, ordering: .relaxed)
+        }
+        r.pointee.link = q.toOpaque()
+        r.pointee.barrier = barrier
+        ld_async_f(raw, group, barrier ? 1 : 0, r, Runtime.runRecord)
+        return lua_Integer(r.pointee.slot)
     }
 
     /// The work function of every record block: runs it as `runBlock` would run a closure.
-    /// No strong references are formed: the record's retains keep both objects alive, and are
-    /// dropped last.
+    /// No strong references are formed: the runtime and the queue are retained while they have
+    /// records in flight, and the last record of each drops that retain once the lock is free.
     static let runRecord: ld_work_fn = { context in
         let r = context!.assumingMemoryBound(to: BlockRecord.self)
         let rt = BlockRecords.owner(of: r), q = Unmanaged<QueueObject>.fromOpaque(r.pointee.link!)
-        let ref = r.pointee.ref, barrier = r.pointee.barrier
-        rt._withUnsafeGuaranteedRef { runtime in
-            q._withUnsafeGuaranteedRef { queue in
-                runtime.runBlock(ref, on: queue, barrier: barrier, consume: true, queued: true, record: r)
-            }
+        let (lastOfQueue, lastOfRuntime) = rt._withUnsafeGuaranteedRef { runtime in
+            q._withUnsafeGuaranteedRef { queue in runtime.runRecord(r, on: queue) }
         }
-        q.release()
-        // A submitter that takes the count from 0 to 1 meanwhile retains again: each 0 -> 1
-        // has its own 1 -> 0, and the runtime lives while any record is in flight.
-        if rt._withUnsafeGuaranteedRef({ $0.recordsInFlight.wrappingSubtract(1, ordering: .acquiringAndReleasing).newValue }) == 0 {
-            rt.release()
+        if lastOfQueue { q.release() }
+        if lastOfRuntime { rt.release() }
+    }
+
+    /// Runs record `r`'s block on `queue`; whether it was the last record in flight of the
+    /// queue and of the runtime (whose retains the caller drops). Takes and releases the lock.
+    @inline(__always)
+    private func runRecord(_ r: UnsafeMutablePointer<BlockRecord>, on queue: QueueObject) -> (Bool, Bool) {
+        let slot = r.pointee.slot, barrier = r.pointee.barrier
+        acquire()
+        blockRecords.give(r)
+        queue.queuedRecords.store(queue.queuedRecords.load(ordering: .relaxed) - 1, ordering: .relaxed)
+        if !isClosed {
+            running.wrappingAdd(1, ordering: .relaxed)
+            if ld_thread_number() == 1 { mainThreadEntries.wrappingAdd(1, ordering: .relaxed) }
+            runLuaBlock(on: queue, barrier: barrier) { T in ld_take_slot(T, blockRecords.tableRef, lua_Integer(slot)) }
+            drainDeferred()
+            running.wrappingSubtract(1, ordering: .relaxed)
         }
+        let n = queue.records.load(ordering: .relaxed) - 1
+        queue.records.store(n, ordering: .relaxed)
+        let left = recordsPending.load(ordering: .relaxed) - 1
+        recordsPending.store(left, ordering: .relaxed)
+        if left == 0 { workDone() }
+        release()
+        return (n == 0, left == 0)
     }
 }

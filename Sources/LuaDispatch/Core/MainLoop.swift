@@ -60,7 +60,7 @@ extension Runtime {
         var held = 0, free = 0
         var parts: [String] = []
         let visit = { (q: QueueObject) in
-            let n = q.queued.load(ordering: .relaxed)
+            let n = q.waiting
             guard n > 0 else { return }
             guard q.isHeld else { free += n; return }
             held += n
@@ -72,7 +72,7 @@ extension Runtime {
         visit(mainQueue)
         globalQueues.values.forEach(visit)
         queues.forEach(visit)
-        guard free == 0, held > 0, held == pending.load(ordering: .acquiring) else { return nil }
+        guard free == 0, held > 0, held == outstandingUnits else { return nil }
         return parts.joined(separator: ", ")
     }
 }

@@ -35,18 +35,18 @@ struct ObjectType {
 
     init(_ kind: ObjectKind) { self.kind = kind }
 
-    /// Fast paths of hot methods, tried in C before the method (`ld_push_binding_fast`).
-    var fastPaths: [String: (fn: ld_fast_fn, nargs: Int32, lastType: Int32)] = [:]
+    /// Methods with a fast path for the form `obj:name(fn)` (`ld_push_binding_submit`).
+    var submitPaths: [String: ld_submit_fn] = [:]
 
     mutating func method(_ name: String, _ body: @escaping BindingBody) {
         methods.append((name, Bindings.register(name, body)))
     }
 
-    /// `name`'s body, and a C-callable fast path for calls with exactly `nargs` arguments of
-    /// which the last has Lua type `lastType`; `fast` returns -1 to let `body` run instead.
-    mutating func method(_ name: String, fast: ld_fast_fn, nargs: Int32, lastType: Int32, _ body: @escaping BindingBody) {
+    /// `name`'s body, and a fast path for `obj:name(fn)` that submits a block record (see
+    /// `ld_submit_fn`); any other form, or a declined submission, runs `body`.
+    mutating func method(_ name: String, submit: ld_submit_fn, _ body: @escaping BindingBody) {
         method(name, body)
-        fastPaths[name] = (fast, nargs, lastType)
+        submitPaths[name] = submit
     }
 
     mutating func fields(_ body: @escaping BindingBody) {
@@ -79,15 +79,19 @@ final class ObjectTable {
     }
 
     /// Creates the metatable for `type` on `L` (which must be the admin or main state).
-    func define(_ L: OpaquePointer, _ type: ObjectType, gc: Int32) {
+    /// `pending` is the registry ref of the table where submit fast paths store functions.
+    func define(_ L: OpaquePointer, _ type: ObjectType, gc: Int32, pending: Int32) {
         let kind = type.kind
         luaL_newmetatable(L, kind.typeName)  // also sets __name
         let mt = lua_gettop(L)
         // __index: methods first (a raw get in C), then the field getter.
         lua_createtable(L, 0, Int32(type.methods.count))
         for (name, id) in type.methods {
-            if let f = type.fastPaths[name] {
-                ld_push_binding_fast(L, id, f.fn, f.nargs, f.lastType)
+            if let submit = type.submitPaths[name] {
+                lua_rawgeti(L, ld_registryindex(), lua_Integer(pending))
+                ld_push_binding_submit(L, id, submit, mt, -1)
+                lua_rotate(L, -2, 1)
+                ld_pop(L, 1)
             } else {
                 ld_push_binding(L, id)
             }
@@ -95,10 +99,10 @@ final class ObjectTable {
         }
         if let fields = type.fields {
             ld_push_binding(L, fields)
-        } else {
-            lua_pushnil(L)
+            lua_pushcclosure(L, ld_index, 2)
         }
-        lua_pushcclosure(L, ld_index, 2)
+        // Without fields, the methods table itself: a method lookup is then a table lookup in
+        // the VM, not a call of a C function.
         Lua.setField(L, mt, "__index")
         if kind != .time && kind != .walltime {
             ld_push_binding(L, gc)

@@ -14,7 +14,7 @@ extension Runtime {
         }
         var queued = 0
         let visit = { (q: QueueObject) in
-            let n = q.queued.load(ordering: .relaxed)
+            let n = q.waiting
             guard n > 0 else { return }
             queued += n
             let state = q.inactive.load(ordering: .relaxed) ? "inactive"
@@ -25,7 +25,7 @@ extension Runtime {
         queues.forEach(visit)
         let enters = openGroupEnters.count.load(ordering: .relaxed)
         if enters > 0 { parts.append(plural(enters, "group enter") + " not yet left") }
-        let other = pending.load(ordering: .acquiring) - queued - runningNow
+        let other = outstandingUnits - queued - runningNow
         if other > 0 {
             parts.append(plural(other, "more unit") + " of work (blocks on global queues, group notifies, "
                          + "delayed blocks, I/O or HTTP requests)")

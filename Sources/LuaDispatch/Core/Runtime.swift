@@ -19,9 +19,10 @@ public final class Runtime: @unchecked Sendable {
     let objects = ObjectTable()
     /// Records of blocks submitted with `dispatch_async_f`, from a free list (under the lock).
     let blockRecords = BlockRecords()
-    /// Record blocks submitted and not finished; the runtime holds one retain of itself while
-    /// this is above zero (see `submitRecord`).
-    let recordsInFlight = Atomic<Int>(0)
+    /// Record blocks submitted and not finished. Written only under the lock (plain loads and
+    /// stores, no read-modify-write); while above zero the runtime holds one retain of itself
+    /// and the records count as one unit of `pending` (see `submitRecord`).
+    let recordsPending = Atomic<Int>(0)
 
     /// Outstanding work: blocks submitted and not finished, pending notifies, live sources, ...
     let pending = Atomic<Int>(0)
@@ -123,6 +124,8 @@ public final class Runtime: @unchecked Sendable {
         lua_pushboolean(L, 1)
         lua_rawset(L, -3)
         anchorsRef = luaL_ref(L, ld_registryindex())
+        ld_newtable(L)
+        blockRecords.tableRef = luaL_ref(L, ld_registryindex())
         lua_settop(L, 0)
         // The main Lua thread runs chunks the host starts from the main OS thread (as `lua`
         // runs its script there: `coroutine.running()` says it is the main one).
@@ -158,6 +161,8 @@ public final class Runtime: @unchecked Sendable {
         lua_pushboolean(state, 1)
         lua_rawset(state, -3)
         anchorsRef = luaL_ref(state, ld_registryindex())
+        ld_newtable(state)
+        blockRecords.tableRef = luaL_ref(state, ld_registryindex())
         // The host's main Lua thread runs its chunks (see `takeThreadForHost`).
         pooledThreads.insert(L)
         mainQueue = QueueObject(main: DispatchQueue.main)
@@ -222,7 +227,14 @@ public final class Runtime: @unchecked Sendable {
     }
 
     /// Outstanding work: blocks, notifies, sources, I/O. Zero means idle.
-    public var pendingWork: Int { pending.load(ordering: .acquiring) }
+    public var pendingWork: Int { outstandingUnits }
+
+    /// Units of outstanding work, each record block counted on its own (`pending` counts all
+    /// of them as one). Exact under the lock; without it, may be off while work moves.
+    var outstandingUnits: Int {
+        let records = recordsPending.load(ordering: .relaxed)
+        return pending.load(ordering: .acquiring) - (records > 0 ? 1 : 0) + records
+    }
 
     /// Blocks the calling thread until no work is outstanding, or until `timeout` seconds pass
     /// (returns false then). For hosts that do not run the main queue on this thread; a host
@@ -371,29 +383,35 @@ public final class Runtime: @unchecked Sendable {
 
     /// Runs the Lua function at registry `ref` as a block of `queue`, then reports any error.
     /// Called by Dispatch on the queue's thread, without the lock.
-    /// A `record` (a block submitted by `submitRecord`) goes back to the free list once the lock is held.
+    /// (Blocks submitted by `submitRecord` run through `runRecord` instead, with the same Lua part.)
     /// `kind` and `flow` (the submission's) are for the trace: with tracing on, the block runs
     /// through `runTracedBlock`, the same steps with the recorder's hooks (traced submissions
     /// are closures that carry their flow, never records: see `submitRecord`).
     func runBlock(_ ref: Int32, on queue: QueueObject, barrier: Bool = false, consume: Bool, queued: Bool,
-                  kind: TraceKind = .async, flow: UInt64 = 0, record: UnsafeMutablePointer<BlockRecord>? = nil) {
+                  kind: TraceKind = .async, flow: UInt64 = 0) {
         if tracer != nil {
-            assert(record == nil, "a traced block submitted as a record")
             return runTracedBlock(ref, on: queue, barrier: barrier, consume: consume, queued: queued, kind: kind, flow: flow)
         }
         if queued { queue.queued.wrappingSubtract(1, ordering: .relaxed) }
         defer { workDone() }
-        acquire()
-        if let record { blockRecords.give(record) }
-        guard enterLuaHeld() else { return }
+        guard enterLua() else { return }
+        runLuaBlock(on: queue, barrier: barrier) { T in
+            lua_rawgeti(T, ld_registryindex(), lua_Integer(ref))
+            if consume { luaL_unref(T, ld_registryindex(), ref) }
+        }
+        leaveLua()
+    }
+
+    /// The Lua part of a block: the function `push` pushes, called on a pooled thread as a
+    /// block of `queue`, its error reported. Lock held, Lua entered.
+    @inline(__always)
+    func runLuaBlock(on queue: QueueObject, barrier: Bool, push: (OpaquePointer) -> Void) {
         _ = ld_frame_push(Unmanaged.passUnretained(queue).toOpaque(), barrier ? 1 : 0)
         let T = takeThread()
-        lua_rawgeti(T, ld_registryindex(), lua_Integer(ref))
-        if consume { luaL_unref(T, ld_registryindex(), ref) }
+        push(T)
         if ld_pcall(T, 0, 0, 1) != LUA_OK { reportError(T, label: queue.label) }
         giveBack(T)
         ld_frame_pop()
-        leaveLua()
     }
 
     /// The label of the queue whose block the calling thread runs, if any.
