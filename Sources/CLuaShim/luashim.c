@@ -252,6 +252,12 @@ void ld_lock_release(ld_lock *lock) {
 
 ld_lock *ld_lock_held(void) { return held; }
 
+int ld_lock_try(ld_lock *lock) {
+    if (pthread_mutex_trylock(&lock->mutex) != 0) return 0;
+    held = lock;
+    return 1;
+}
+
 static __thread unsigned long long pending_flow;
 void ld_set_pending_flow(unsigned long long flow) { pending_flow = flow; }
 unsigned long long ld_take_pending_flow(void) {

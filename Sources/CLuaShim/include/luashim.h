@@ -132,6 +132,8 @@ void ld_lock_free(ld_lock *lock);
 void ld_lock_acquire(ld_lock *lock);
 void ld_lock_release(ld_lock *lock);
 /// Takes the lock unless `ms` milliseconds pass first; 1 when taken.
+/// Takes the lock if it is free; 1 if taken, 0 otherwise.
+int ld_lock_try(ld_lock *lock);
 int ld_lock_try_acquire(ld_lock *lock, int ms);
 /// The trace flow of the work item this thread is about to run (0: none), for the trace.
 void ld_set_pending_flow(unsigned long long flow);

@@ -29,6 +29,8 @@ struct BlockRecord {
 final class BlockRecords {
     /// The pending-functions table (a registry ref), made with the interpreter.
     @exclusivity(unchecked) var tableRef: Int32 = LUA_NOREF
+    /// When tracing, each pending record's flow (the trace's arrow from its submission), by slot.
+    @exclusivity(unchecked) var flows: [UInt64] = []
     /// A slab is aligned to its size; its first slot holds the owning runtime (unretained), the
     /// others are records.
     private static let slabBytes = 8192
@@ -69,6 +71,7 @@ final class BlockRecords {
             (records + i).initialize(to: BlockRecord(link: nil, slot: first + Int32(i) + 1, barrier: false))
         }
         slabs.append(slab)
+        flows.append(contentsOf: repeatElement(0, count: Self.slabSize))
         for i in 1..<(Self.slabSize - 1) { give(records + i) }
         return records
     }
@@ -105,8 +108,8 @@ enum RawDispatch {
 
 extension Runtime {
     /// Submits the function at index `i` of `L` as one Dispatch block on `q` (in `group`, as a
-    /// barrier) with dispatch_async_f; false if the queue's C object is unknown or tracing is
-    /// on (then the caller submits a Swift closure). Lock held; `q` is kept alive by the caller.
+    /// barrier) with dispatch_async_f; false if the queue's C object is unknown (then the
+    /// caller submits a Swift closure). Lock held; `q` is kept alive by the caller.
     func submitRecord(_ L: OpaquePointer, _ i: Int32, on q: Unmanaged<QueueObject>, group: GroupObject?, barrier: Bool) -> Bool {
         var rawGroup: UnsafeMutableRawPointer?
         if let group {
@@ -131,7 +134,7 @@ extension Runtime {
 
     /// Takes a record and submits its block; the record's slot, where the caller stores the
     /// function before releasing the lock (the block needs the lock to start), or 0 if the
-    /// queue's C object is unknown or tracing is on.
+    /// queue's C object is unknown. When tracing, the submission starts a flow.
     ///
     /// Record blocks are counted under the lock, with plain loads and stores: no atomic
     /// read-modify-write, no reference count touched per block. The runtime and each queue are
@@ -139,9 +142,9 @@ extension Runtime {
     /// `pending` (see `recordsPending`).
     @inline(__always)
     private func enqueueRecord(on q: Unmanaged<QueueObject>, group: UnsafeMutableRawPointer?, barrier: Bool) -> lua_Integer {
-        // A traced submission carries its flow in a closure (QueueBinding.submit).
-        guard tracer == nil, let raw = q._withUnsafeGuaranteedRef({ $0.rawQueue }) else { return 0 }
+        guard let raw = q._withUnsafeGuaranteedRef({ $0.rawQueue }) else { return 0 }
         let r = blockRecords.take(for: self)
+        if let tracer { blockRecords.flows[Int(r.pointee.slot)] = tracer.flowStart() }
         let inFlight = recordsPending.load(ordering: .relaxed)
         if inFlight == 0 {
             _ = Unmanaged.passUnretained(self).retain()
@@ -178,13 +181,16 @@ extension Runtime {
     @inline(__always)
     private func runRecord(_ r: UnsafeMutablePointer<BlockRecord>, on queue: QueueObject) -> (Bool, Bool) {
         let slot = r.pointee.slot, barrier = r.pointee.barrier
-        acquire()
+        let requested = acquireForBlock()
         blockRecords.give(r)
         queue.queuedRecords.store(queue.queuedRecords.load(ordering: .relaxed) - 1, ordering: .relaxed)
         if !isClosed {
             running.wrappingAdd(1, ordering: .relaxed)
             if ld_thread_number() == 1 { mainThreadEntries.wrappingAdd(1, ordering: .relaxed) }
-            runLuaBlock(on: queue, barrier: barrier) { T in ld_take_slot(T, blockRecords.tableRef, lua_Integer(slot)) }
+            let flow = requested == 0 ? 0 : blockRecords.flows[Int(slot)]
+            runLuaBlock(on: queue, barrier: barrier, kind: .async, flow: flow, requested: requested) { T in
+                ld_take_slot(T, blockRecords.tableRef, lua_Integer(slot))
+            }
             drainDeferred()
             running.wrappingSubtract(1, ordering: .relaxed)
         }

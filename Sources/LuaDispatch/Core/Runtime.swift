@@ -382,20 +382,16 @@ public final class Runtime: @unchecked Sendable {
     // MARK: running blocks
 
     /// Runs the Lua function at registry `ref` as a block of `queue`, then reports any error.
-    /// Called by Dispatch on the queue's thread, without the lock.
-    /// (Blocks submitted by `submitRecord` run through `runRecord` instead, with the same Lua part.)
-    /// `kind` and `flow` (the submission's) are for the trace: with tracing on, the block runs
-    /// through `runTracedBlock`, the same steps with the recorder's hooks (traced submissions
-    /// are closures that carry their flow, never records: see `submitRecord`).
+    /// Called by Dispatch on the queue's thread, without the lock. (Blocks submitted by
+    /// `submitRecord` run through `runRecord` instead, with the same Lua part.) `kind` and
+    /// `flow` (the submission's) are for the trace.
     func runBlock(_ ref: Int32, on queue: QueueObject, barrier: Bool = false, consume: Bool, queued: Bool,
                   kind: TraceKind = .async, flow: UInt64 = 0) {
-        if tracer != nil {
-            return runTracedBlock(ref, on: queue, barrier: barrier, consume: consume, queued: queued, kind: kind, flow: flow)
-        }
         if queued { queue.queued.wrappingSubtract(1, ordering: .relaxed) }
         defer { workDone() }
-        guard enterLua() else { return }
-        runLuaBlock(on: queue, barrier: barrier) { T in
+        let requested = acquireForBlock()
+        guard enterLuaHeld() else { return }
+        runLuaBlock(on: queue, barrier: barrier, kind: kind, flow: flow, requested: requested) { T in
             lua_rawgeti(T, ld_registryindex(), lua_Integer(ref))
             if consume { luaL_unref(T, ld_registryindex(), ref) }
         }
@@ -403,13 +399,17 @@ public final class Runtime: @unchecked Sendable {
     }
 
     /// The Lua part of a block: the function `push` pushes, called on a pooled thread as a
-    /// block of `queue`, its error reported. Lock held, Lua entered.
+    /// block of `queue`, its error reported, recorded when tracing (`requested`: when the block
+    /// asked for the lock, 0 when not tracing). Lock held, Lua entered.
     @inline(__always)
-    func runLuaBlock(on queue: QueueObject, barrier: Bool, push: (OpaquePointer) -> Void) {
+    func runLuaBlock(on queue: QueueObject, barrier: Bool, kind: TraceKind, flow: UInt64, requested: UInt64,
+                     push: (OpaquePointer) -> Void) {
         _ = ld_frame_push(Unmanaged.passUnretained(queue).toOpaque(), barrier ? 1 : 0)
         let T = takeThread()
         push(T)
+        let traced = traceBegin(T, requested, queue.label, barrier ? .barrier : kind, flow: flow)
         if ld_pcall(T, 0, 0, 1) != LUA_OK { reportError(T, label: queue.label) }
+        traceEnd(traced)
         giveBack(T)
         ld_frame_pop()
     }

@@ -55,6 +55,20 @@ extension Runtime {
     /// Now, when tracing is on; 0 when off. Read before taking the lock for a block.
     @inline(__always) func traceClock() -> UInt64 { tracer == nil ? 0 : Tracer.clock() }
 
+    /// Takes the lock for a block: 0 when not tracing; when tracing, the time it asked for the
+    /// lock, or `Tracer.uncontended` when it was free (no clock read for a wait that did not
+    /// happen).
+    @inline(__always) func acquireForBlock() -> UInt64 {
+        guard tracer != nil else {
+            acquire()
+            return 0
+        }
+        if ld_lock_try(lock) != 0 { return Tracer.uncontended }
+        let requested = Tracer.clock()
+        acquire()
+        return requested
+    }
+
     /// A block whose function is on top of `T` starts (`requested`: `traceClock()` before the lock).
     @inline(__always) func traceBegin(_ T: OpaquePointer?, _ requested: UInt64, _ label: @autoclosure () -> String?, _ kind: TraceKind, flow: UInt64 = 0,
                                        source: String? = nil) -> Tracer.Open? {
@@ -84,25 +98,6 @@ extension Runtime {
 
     @inline(__always) func traceInstant(_ what: String, _ subject: @autoclosure () -> String) {
         if let tracer { tracer.instant(what, subject()) }
-    }
-
-    /// `runBlock` with tracing on: the same steps, recorded.
-    func runTracedBlock(_ ref: Int32, on queue: QueueObject, barrier: Bool, consume: Bool, queued: Bool,
-                        kind: TraceKind, flow: UInt64) {
-        if queued { queue.queued.wrappingSubtract(1, ordering: .relaxed) }
-        defer { workDone() }
-        let requested = traceClock()
-        guard enterLua() else { return }
-        _ = ld_frame_push(Unmanaged.passUnretained(queue).toOpaque(), barrier ? 1 : 0)
-        let T = takeThread()
-        lua_rawgeti(T, ld_registryindex(), lua_Integer(ref))
-        if consume { luaL_unref(T, ld_registryindex(), ref) }
-        let traced = traceBegin(T, requested, queue.label, barrier ? .barrier : kind, flow: flow)
-        if ld_pcall(T, 0, 0, 1) != LUA_OK { reportError(T, label: queue.label) }
-        traceEnd(traced)
-        giveBack(T)
-        ld_frame_pop()
-        leaveLua()
     }
 
     // MARK: writing at the end

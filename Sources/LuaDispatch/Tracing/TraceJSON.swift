@@ -15,7 +15,7 @@ extension Tracer {
             out += s
         }
         add("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":\(pid),\"tid\":0,\"args\":{\"name\":\(Self.quote(processName))}}")
-        var tids = Set<Int32>()
+        var tids = Set<UInt16>()
         for e in events { tids.insert(e.tid) }
         for tid in tids.sorted() {
             let name = tid == 1 ? "main thread" : "worker \(tid)"
@@ -29,6 +29,9 @@ extension Tracer {
             case .complete:
                 switch e.category {
                 case .block:
+                    if e.id != 0 {  // the flow from the block's submission ends where it starts
+                        add("{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"flow\",\"name\":\"submit\",\"id\":\(e.id),\(head)}")
+                    }
                     add("{\"ph\":\"X\",\"cat\":\"block\",\"name\":\(name),\(head),\"dur\":\(Self.micro(e.dur)),"
                         + "\"args\":{\"queue\":\(name),\"kind\":\(arg(e.arg1)),\"source\":\(arg(e.arg2))"
                         + (e.unfinished ? ",\"unfinished\":true}}" : "}}"))
@@ -41,8 +44,6 @@ extension Tracer {
                 }
             case .flowStart:
                 add("{\"ph\":\"s\",\"cat\":\"flow\",\"name\":\(name),\"id\":\(e.id),\(head)}")
-            case .flowEnd:
-                add("{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"flow\",\"name\":\(name),\"id\":\(e.id),\(head)}")
             case .instant:
                 add("{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"event\",\"name\":\(name),\(head),\"args\":{\"subject\":\(arg(e.arg1))}}")
             }

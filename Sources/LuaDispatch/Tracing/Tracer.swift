@@ -37,24 +37,46 @@ enum TraceKind: UInt8 {
 /// says so. As in `Runtime`, the lock is what makes access exclusive: Swift's dynamic
 /// exclusivity checks would double the cost of recording.
 final class Tracer: @unchecked Sendable {
-    enum Phase: UInt8 { case complete, flowStart, flowEnd, instant }
+    enum Phase: UInt8 { case complete, flowStart, instant }
     enum Category: UInt8 { case block, wait, lock, flow, event }
 
+    /// 40 bytes: a traced block costs two events (its submission's flow start, and its complete
+    /// event, which also ends that flow), and every byte is written while the block runs.
     struct Event {
-        var phase: Phase
-        var category: Category
-        var tid: Int32
+        /// Nanoseconds since `origin`.
+        var ts: UInt64
+        /// Complete events: the duration.
+        var dur: UInt64 = 0
+        /// Flow starts: the flow's id. Complete blocks: the flow that started the block, which
+        /// ends where the block starts (0: none).
+        var id: UInt64 = 0
         /// String indexes: the event's name and two arguments (-1: none).
         var name: Int32
         var arg1: Int32 = -1
         var arg2: Int32 = -1
-        /// Nanoseconds since `origin`.
-        var ts: UInt64
-        var dur: UInt64 = 0
-        /// Flow id (flows), or for instants nothing.
-        var id: UInt64 = 0
+        var tid: UInt16
+        /// Phase, category and `unfinished`, packed.
+        private var bits: UInt8
+
+        init(phase: Phase, category: Category, tid: Int32, name: Int32, arg1: Int32 = -1, arg2: Int32 = -1,
+             ts: UInt64, dur: UInt64 = 0, id: UInt64 = 0) {
+            self.ts = ts
+            self.dur = dur
+            self.id = id
+            self.name = name
+            self.arg1 = arg1
+            self.arg2 = arg2
+            self.tid = UInt16(truncatingIfNeeded: tid)
+            bits = phase.rawValue | category.rawValue << 2
+        }
+
+        var phase: Phase { Phase(rawValue: bits & 3)! }
+        var category: Category { Category(rawValue: (bits >> 2) & 7)! }
         /// A block the process ended in the middle of.
-        var unfinished = false
+        var unfinished: Bool {
+            get { bits & 0x20 != 0 }
+            set { bits = newValue ? bits | 0x20 : bits & ~0x20 }
+        }
     }
 
     /// A block that has started: what its complete event needs at the end.
@@ -65,7 +87,12 @@ final class Tracer: @unchecked Sendable {
         let name: Int32
         let kind: Int32
         let source: Int32
+        /// The flow that started the block (0: none).
+        let flow: UInt64
     }
+
+    /// `requested` for a block that took the lock without waiting (see `Runtime.acquireForBlock`).
+    static let uncontended: UInt64 = 1
 
     /// Where the trace is written when the process ends (nil: only on request).
     let path: String?
@@ -182,18 +209,15 @@ final class Tracer: @unchecked Sendable {
             }
         }
         // Waits for the lock shorter than a microsecond are the uncontended lock itself.
-        if now > requested + 1_000 {
+        if requested != Tracer.uncontended, now > requested + 1_000 {
             let from = relative(requested)
             append(Event(phase: .complete, category: .lock, tid: tid, name: lockName, arg1: name,
                          ts: from, dur: relative(now) - from))
         }
         let slot = freeSlots.popLast() ?? running.count
         let open = Open(serial: slot, start: relative(now), tid: tid, name: name, kind: kindNames[Int(kind.rawValue)],
-                        source: T.map(self.source) ?? intern(source ?? "?"))
+                        source: T.map(self.source) ?? intern(source ?? "?"), flow: flow)
         if slot == running.count { running.append(open) } else { running[slot] = open }
-        if flow != 0 {
-            append(Event(phase: .flowEnd, category: .flow, tid: tid, name: submitName, ts: open.start, id: flow))
-        }
         return open
     }
 
@@ -202,7 +226,7 @@ final class Tracer: @unchecked Sendable {
         freeSlots.append(open.serial)
         let now = relative(Tracer.clock())
         append(Event(phase: .complete, category: .block, tid: open.tid, name: open.name, arg1: open.kind,
-                     arg2: open.source, ts: open.start, dur: now > open.start ? now - open.start : 0))
+                     arg2: open.source, ts: open.start, dur: now > open.start ? now - open.start : 0, id: open.flow))
     }
 
     /// Ends, as unfinished, every block still running (the process is ending).
