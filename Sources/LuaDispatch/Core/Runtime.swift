@@ -88,7 +88,13 @@ public final class Runtime: @unchecked Sendable {
     }
 
     /// The execution timeline's recorder, when tracing is on (see `Tracing/`).
+    #if LUADISPATCH_NO_TRACING
+    /// A build with every tracing hook compiled out, to measure what the hooks cost while
+    /// tracing is off (scripts/bench-trace-off); never shipped.
+    var tracer: Tracer? { nil }
+    #else
     let tracer: Tracer?
+    #endif
 
     /// Set by `close()`, under the lock: blocks that start afterwards do nothing.
     @exclusivity(unchecked) private(set) var isClosed = false
@@ -101,7 +107,9 @@ public final class Runtime: @unchecked Sendable {
     /// `tracing` turns the execution timeline on or off (see `traceJSON()`); nil leaves it to
     /// `LUADISPATCH_TRACE=FILE`. `traceLimit` bounds the events kept (default 1,000,000).
     public init(libraries: LuaLibraries = .all, ignoreEnvironment: Bool = false, tracing: Bool? = nil, traceLimit: Int? = nil) {
+        #if !LUADISPATCH_NO_TRACING
         tracer = Runtime.makeTracer(tracing, limit: traceLimit)
+        #endif
         L = luaL_newstate()
         lock = ld_lock_new()
         admin = lua_newthread(L)
@@ -145,7 +153,9 @@ public final class Runtime: @unchecked Sendable {
     /// there: it is released only inside blocking calls and `dispatch.run`. Cleans up when the
     /// state closes (see `HostState`). The runtime lives as long as the state.
     init(attachingTo state: OpaquePointer) {
+        #if !LUADISPATCH_NO_TRACING
         tracer = Runtime.makeTracer(nil, limit: nil)
+        #endif
         lua_rawgeti(state, ld_registryindex(), lua_Integer(LUA_RIDX_MAINTHREAD))
         L = lua_tothread(state, -1)
         ld_pop(state, 1)

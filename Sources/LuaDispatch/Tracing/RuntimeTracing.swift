@@ -110,17 +110,19 @@ extension Runtime {
         if tracer.dropped > 0 {
             writeStderr("luadispatch: trace: \(tracer.dropped) events dropped (limit \(tracer.limit); set LUADISPATCH_TRACE_LIMIT)\n")
         }
-        Self.write(tracer.json(), to: path)
+        Self.write(tracer.jsonBytes(), to: path)
     }
 
     @discardableResult
-    static func write(_ json: String, to path: String) -> Bool {
+    static func write(_ json: String, to path: String) -> Bool { write(Array(json.utf8), to: path) }
+
+    @discardableResult
+    static func write(_ json: [UInt8], to path: String) -> Bool {
         guard let f = fopen(path, "w") else {
             writeStderr("luadispatch: cannot write trace '\(path)': \(String(cString: strerror(errno)))\n")
             return false
         }
-        var json = json
-        let ok = json.withUTF8 { fwrite($0.baseAddress, 1, $0.count, f) == $0.count }
+        let ok = json.withUnsafeBufferPointer { fwrite($0.baseAddress, 1, $0.count, f) == $0.count }
         return fclose(f) == 0 && ok
     }
 }

@@ -4,68 +4,89 @@ import Glibc
 
 /// Chrome trace event JSON (`{"traceEvents": [...]}`, times in microseconds), the format that
 /// Perfetto and chrome://tracing open. See docs/tracing.md for the shape.
+///
+/// Written as bytes: a trace of a million blocks is a few million events, and building it as
+/// a Swift `String` by interpolation took most of a traced run's time.
 extension Tracer {
     func json(processName: String = "luadispatch") -> String {
-        var out = "{\"traceEvents\":[\n"
+        String(decoding: jsonBytes(processName: processName), as: UTF8.self)
+    }
+
+    func jsonBytes(processName: String = "luadispatch") -> [UInt8] {
+        var out = JSONBytes(capacity: events.count * 160 + 4096)
+        // Every string the events name, quoted once.
+        let quoted = strings.map { Array(Self.quote($0).utf8) }
         let pid = Int(getpid())
         var first = true
-        func add(_ s: String) {
-            if !first { out += ",\n" }
+        func next() {
+            if !first { out.add(",\n") }
             first = false
-            out += s
         }
-        add("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":\(pid),\"tid\":0,\"args\":{\"name\":\(Self.quote(processName))}}")
+        func head(_ tid: UInt16, _ ts: UInt64) {
+            out.add("\"pid\":"); out.add(pid); out.add(",\"tid\":"); out.add(Int(tid))
+            out.add(",\"ts\":"); out.micro(ts)
+        }
+        func arg(_ i: Int32) { if i < 0 { out.add("null") } else { out.add(quoted[Int(i)]) } }
+
+        out.add("{\"traceEvents\":[\n")
+        next()
+        out.add("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":"); out.add(pid)
+        out.add(",\"tid\":0,\"args\":{\"name\":"); out.add(Self.quote(processName)); out.add("}}")
         var tids = Set<UInt16>()
         for e in events { tids.insert(e.tid) }
         for tid in tids.sorted() {
-            let name = tid == 1 ? "main thread" : "worker \(tid)"
-            add("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":\(pid),\"tid\":\(tid),\"args\":{\"name\":\"\(name)\"}}")
-            add("{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":\(pid),\"tid\":\(tid),\"args\":{\"sort_index\":\(tid)}}")
+            next()
+            out.add("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":"); out.add(pid); out.add(",\"tid\":"); out.add(Int(tid))
+            out.add(",\"args\":{\"name\":\""); out.add(tid == 1 ? "main thread" : "worker \(tid)"); out.add("\"}}")
+            next()
+            out.add("{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":"); out.add(pid); out.add(",\"tid\":"); out.add(Int(tid))
+            out.add(",\"args\":{\"sort_index\":"); out.add(Int(tid)); out.add("}}")
         }
         for e in events {
-            let head = "\"pid\":\(pid),\"tid\":\(e.tid),\"ts\":\(Self.micro(e.ts))"
-            let name = Self.quote(strings[Int(e.name)])
             switch e.phase {
             case .complete:
                 switch e.category {
                 case .block:
                     if e.id != 0 {  // the flow from the block's submission ends where it starts
-                        add("{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"flow\",\"name\":\"submit\",\"id\":\(e.id),\(head)}")
+                        next()
+                        out.add("{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"flow\",\"name\":\"submit\",\"id\":"); out.add(e.id)
+                        out.add(","); head(e.tid, e.ts); out.add("}")
                     }
-                    add("{\"ph\":\"X\",\"cat\":\"block\",\"name\":\(name),\(head),\"dur\":\(Self.micro(e.dur)),"
-                        + "\"args\":{\"queue\":\(name),\"kind\":\(arg(e.arg1)),\"source\":\(arg(e.arg2))"
-                        + (e.unfinished ? ",\"unfinished\":true}}" : "}}"))
+                    next()
+                    out.add("{\"ph\":\"X\",\"cat\":\"block\",\"name\":"); arg(e.name); out.add(","); head(e.tid, e.ts)
+                    out.add(",\"dur\":"); out.micro(e.dur)
+                    out.add(",\"args\":{\"queue\":"); arg(e.name); out.add(",\"kind\":"); arg(e.arg1)
+                    out.add(",\"source\":"); arg(e.arg2); out.add(e.unfinished ? ",\"unfinished\":true}}" : "}}")
                 case .lock:
-                    add("{\"ph\":\"X\",\"cat\":\"lock\",\"name\":\"lock\",\(head),\"dur\":\(Self.micro(e.dur)),"
-                        + "\"args\":{\"queue\":\(arg(e.arg1))}}")
+                    next()
+                    out.add("{\"ph\":\"X\",\"cat\":\"lock\",\"name\":\"lock\","); head(e.tid, e.ts)
+                    out.add(",\"dur\":"); out.micro(e.dur); out.add(",\"args\":{\"queue\":"); arg(e.arg1); out.add("}}")
                 default:
-                    add("{\"ph\":\"X\",\"cat\":\"wait\",\"name\":\(name),\(head),\"dur\":\(Self.micro(e.dur)),"
-                        + "\"args\":{\"kind\":\(arg(e.arg1))}}")
+                    next()
+                    out.add("{\"ph\":\"X\",\"cat\":\"wait\",\"name\":"); arg(e.name); out.add(","); head(e.tid, e.ts)
+                    out.add(",\"dur\":"); out.micro(e.dur); out.add(",\"args\":{\"kind\":"); arg(e.arg1); out.add("}}")
                 }
             case .flowStart:
-                add("{\"ph\":\"s\",\"cat\":\"flow\",\"name\":\(name),\"id\":\(e.id),\(head)}")
+                next()
+                out.add("{\"ph\":\"s\",\"cat\":\"flow\",\"name\":"); arg(e.name); out.add(",\"id\":"); out.add(e.id)
+                out.add(","); head(e.tid, e.ts); out.add("}")
             case .instant:
-                add("{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"event\",\"name\":\(name),\(head),\"args\":{\"subject\":\(arg(e.arg1))}}")
+                next()
+                out.add("{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"event\",\"name\":"); arg(e.name); out.add(","); head(e.tid, e.ts)
+                out.add(",\"args\":{\"subject\":"); arg(e.arg1); out.add("}}")
             }
         }
         if dropped > 0 {
-            add("{\"ph\":\"i\",\"s\":\"g\",\"cat\":\"event\",\"name\":\"events dropped\",\"pid\":\(pid),\"tid\":0,"
-                + "\"ts\":0,\"args\":{\"dropped\":\(dropped),\"limit\":\(limit)}}")
+            next()
+            out.add("{\"ph\":\"i\",\"s\":\"g\",\"cat\":\"event\",\"name\":\"events dropped\",\"pid\":"); out.add(pid)
+            out.add(",\"tid\":0,\"ts\":0,\"args\":{\"dropped\":"); out.add(dropped); out.add(",\"limit\":"); out.add(limit); out.add("}}")
         }
-        out += "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"recorder\":\"luadispatch\",\"events\":\(events.count),"
-            + "\"dropped\":\(dropped),\"limit\":\(limit)}}\n"
-        return out
+        out.add("\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"recorder\":\"luadispatch\",\"events\":"); out.add(events.count)
+        out.add(",\"dropped\":"); out.add(dropped); out.add(",\"limit\":"); out.add(limit); out.add("}}\n")
+        return out.bytes
     }
 
-    private func arg(_ i: Int32) -> String { i < 0 ? "null" : Self.quote(strings[Int(i)]) }
-
-    /// Microseconds with nanosecond digits.
-    static func micro(_ ns: UInt64) -> String {
-        let frac = ns % 1000
-        let f = String(frac)
-        return "\(ns / 1000)." + String(repeating: "0", count: 3 - f.count) + f
-    }
-
+    /// `s` as a JSON string literal, quotes included.
     static func quote(_ s: String) -> String {
         var out = "\""
         for u in s.unicodeScalars {
@@ -82,5 +103,47 @@ extension Tracer {
             }
         }
         return out + "\""
+    }
+}
+
+/// A growing UTF-8 buffer with the few appends the trace needs.
+struct JSONBytes {
+    private(set) var bytes: [UInt8] = []
+
+    init(capacity: Int) { bytes.reserveCapacity(capacity) }
+
+    mutating func add(_ s: StaticString) {
+        s.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func add(_ s: String) { bytes.append(contentsOf: s.utf8) }
+
+    mutating func add(_ b: [UInt8]) { bytes.append(contentsOf: b) }
+
+    mutating func add(_ n: Int) {
+        if n < 0 { bytes.append(UInt8(ascii: "-")) }
+        add(UInt64(n.magnitude))
+    }
+
+    mutating func add(_ n: UInt64) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var count = 0, v = n
+            repeat {
+                digits[count] = UInt8(truncatingIfNeeded: v % 10) &+ UInt8(ascii: "0")
+                v /= 10
+                count += 1
+            } while v > 0
+            for i in stride(from: count - 1, through: 0, by: -1) { bytes.append(digits[i]) }
+        }
+    }
+
+    /// Nanoseconds as microseconds with three decimals.
+    mutating func micro(_ ns: UInt64) {
+        add(ns / 1000)
+        let frac = ns % 1000
+        bytes.append(UInt8(ascii: "."))
+        bytes.append(UInt8(truncatingIfNeeded: frac / 100) &+ UInt8(ascii: "0"))
+        bytes.append(UInt8(truncatingIfNeeded: frac / 10 % 10) &+ UInt8(ascii: "0"))
+        bytes.append(UInt8(truncatingIfNeeded: frac % 10) &+ UInt8(ascii: "0"))
     }
 }
