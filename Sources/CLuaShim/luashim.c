@@ -74,11 +74,11 @@ void ld_push_binding(lua_State *L, int id) {
 
 // q:async(fn), the hottest call there is, checked and submitted with as few calls into Lua as
 // possible (docs/performance.md); any other form, or a submission the runtime declines, runs
-// the binding as usual. Upvalues: the binding id, `submit`, the queue metatable, the pending
-// table.
+// the binding as usual. Upvalues: the binding id, `submit`, the queue metatable's address, the
+// pending table.
 static int submit_trampoline(lua_State *L) {
     if (lua_gettop(L) == 2 && lua_type(L, 2) == LUA_TFUNCTION && lua_getmetatable(L, 1)) {
-        int same = lua_rawequal(L, -1, lua_upvalueindex(3));
+        int same = lua_topointer(L, -1) == lua_touserdata(L, lua_upvalueindex(3));
         lua_settop(L, 2);
         void **object = same ? (void **)lua_touserdata(L, 1) : NULL;
         if (object != NULL && *object != NULL) {
@@ -97,7 +97,7 @@ void ld_push_binding_submit(lua_State *L, int id, ld_submit_fn submit, int metat
     pending = lua_absindex(L, pending);
     lua_pushinteger(L, id);
     lua_pushlightuserdata(L, (void *)submit);
-    lua_pushvalue(L, metatable);
+    lua_pushlightuserdata(L, (void *)lua_topointer(L, metatable));
     lua_pushvalue(L, pending);
     lua_pushcclosure(L, submit_trampoline, 4);
 }

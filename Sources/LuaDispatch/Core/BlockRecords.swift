@@ -22,19 +22,17 @@ struct BlockRecord {
 /// both under the interpreter lock, so the free list needs no lock of its own. Slabs are never
 /// moved or freed while the runtime lives (the runtime retains itself while records are in
 /// flight: `Runtime.recordsPending`).
-///
-/// A pending block's function waits in the Lua table at registry `tableRef`, at its record's
-/// slot: one raw set and one raw get, where registry references cost a free-list walk each
-/// way and grow the registry itself.
+/// A pending block's function waits in `functions`, at its record's slot.
 final class BlockRecords {
-    /// The pending-functions table (a registry ref), made with the interpreter.
-    @exclusivity(unchecked) var tableRef: Int32 = LUA_NOREF
+    let functions = PendingFunctions()
     /// When tracing, each pending record's flow (the trace's arrow from its submission), by slot.
     @exclusivity(unchecked) var flows: [UInt64] = []
     /// A slab is aligned to its size; its first slot holds the owning runtime (unretained), the
     /// others are records.
     private static let slabBytes = 8192
     private static let slabSize = slabBytes / MemoryLayout<BlockRecord>.stride
+    /// The pending-functions table's first size: one slab's slots.
+    static let initialSlots = slabSize
     @exclusivity(unchecked) private var free: UnsafeMutablePointer<BlockRecord>?
     @exclusivity(unchecked) private var slabs: [UnsafeMutableRawPointer] = []
 
@@ -118,10 +116,8 @@ extension Runtime {
         }
         let slot = enqueueRecord(on: q, group: rawGroup, barrier: barrier)
         guard slot > 0 else { return false }
-        lua_rawgeti(L, ld_registryindex(), lua_Integer(blockRecords.tableRef))
         lua_pushvalue(L, i)
-        lua_rawseti(L, -2, slot)
-        ld_pop(L, 1)
+        blockRecords.functions.store(L, slot: slot)
         return true
     }
 
@@ -189,7 +185,7 @@ extension Runtime {
             if ld_thread_number() == 1 { mainThreadEntries.wrappingAdd(1, ordering: .relaxed) }
             let flow = requested == 0 ? 0 : blockRecords.flows[Int(slot)]
             runLuaBlock(on: queue, barrier: barrier, kind: .async, flow: flow, requested: requested) { T in
-                ld_take_slot(T, blockRecords.tableRef, lua_Integer(slot))
+                blockRecords.functions.take(T, slot: lua_Integer(slot))
             }
             drainDeferred()
             running.wrappingSubtract(1, ordering: .relaxed)

@@ -79,8 +79,8 @@ final class ObjectTable {
     }
 
     /// Creates the metatable for `type` on `L` (which must be the admin or main state).
-    /// `pending` is the registry ref of the table where submit fast paths store functions.
-    func define(_ L: OpaquePointer, _ type: ObjectType, gc: Int32, pending: Int32) {
+    /// `pending` is the table where submit fast paths store functions.
+    func define(_ L: OpaquePointer, _ type: ObjectType, gc: Int32, pending: PendingFunctions) {
         let kind = type.kind
         luaL_newmetatable(L, kind.typeName)  // also sets __name
         let mt = lua_gettop(L)
@@ -88,7 +88,7 @@ final class ObjectTable {
         lua_createtable(L, 0, Int32(type.methods.count))
         for (name, id) in type.methods {
             if let submit = type.submitPaths[name] {
-                lua_rawgeti(L, ld_registryindex(), lua_Integer(pending))
+                lua_rawgeti(L, ld_registryindex(), lua_Integer(pending.ref))
                 ld_push_binding_submit(L, id, submit, mt, -1)
                 lua_rotate(L, -2, 1)
                 ld_pop(L, 1)
