@@ -48,9 +48,14 @@ static void l_message(const char *pname, const char *msg) {
     lua_writestringerror("%s\n", msg);
 }
 
+static ldcli_error_fn error_hook;
+
+void ldcli_set_error_hook(ldcli_error_fn hook) { error_hook = hook; }
+
 static int report(lua_State *L, int status) {
     if (status != LUA_OK) {
         const char *msg = lua_tostring(L, -1);
+        if (error_hook != NULL && msg != NULL) error_hook(L, msg);
         l_message(progname, msg);
         lua_pop(L, 1);
     }

@@ -89,6 +89,8 @@ enum CLI {
         // Also what keeps an interpreter that is not closed (below) referenced until exit.
         Session.runtime = runtime
         let script = first < argc ? args[Int(first)] : nil
+        // The errors lua.c reports (the chunk's, the prompt's) are instants in the trace too.
+        if runtime.isTracing { ldcli_set_error_hook { L, message in Runtime.from(L!).traceReportedError(String(cString: message!)) } }
         let ok = runtime.withMainLuaThread(traceSource: script) { L in ldcli_main(L, argc, argv, Session.waitForInput) } != 0
         guard ok else {
             fflush(nil)

@@ -19,6 +19,10 @@ int ldcli_collectargs(char **argv, int *first);
 /// Blocks until file descriptor `fd` is readable, with the interpreter released meanwhile.
 typedef void (*ldcli_wait_fn)(int fd);
 
+/// Called with every error lua.c reports (a chunk's, a prompt line's), before it is printed.
+typedef void (*ldcli_error_fn)(lua_State *L, const char *message);
+void ldcli_set_error_hook(ldcli_error_fn hook);
+
 /// Runs lua.c's `pmain` on `L` (the libraries already open): LUA_INIT, -e / -l / -W, the
 /// script, the REPL or standard input. Returns 1 when everything ran without error (lua.c's
 /// exit status 0). `wait` (may be NULL) is called before reading each line at the prompt.

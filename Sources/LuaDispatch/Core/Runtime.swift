@@ -291,7 +291,7 @@ public final class Runtime: @unchecked Sendable {
         _exit(code)
     }
 
-    static func from(_ L: OpaquePointer) -> Runtime {
+    package static func from(_ L: OpaquePointer) -> Runtime {
         Unmanaged<Runtime>.fromOpaque(ld_runtime_of(L)!).takeUnretainedValue()
     }
 

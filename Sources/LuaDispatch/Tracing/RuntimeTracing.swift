@@ -100,6 +100,10 @@ extension Runtime {
         if let tracer { tracer.instant(what, subject()) }
     }
 
+    /// An error the host reports itself (the CLI, for the main chunk's): an `error` instant.
+    /// Lock held (from a chunk the host runs).
+    package func traceReportedError(_ message: String) { traceInstant("error", message) }
+
     // MARK: writing at the end
 
     /// Writes the trace to its file if it has one and has not been written. Lock held.
