@@ -1,10 +1,68 @@
 import Foundation
 
-/// Tracing's cost: async_serial recorded against the same run unrecorded. (Tracing off against
-/// the runtime before tracing existed needs two builds: `scripts/bench-trace-off`.)
+/// Tracing's cost: async_serial recorded against the same run unrecorded (`trace_on`), and the
+/// CLI as shipped, tracing off, against the same sources built with every tracing hook compiled
+/// out (`trace_off`).
 enum TraceRows {
-    static let rows: [Row] = [traceOn]
+    static let rows: [Row] = [traceOn, traceOff]
 
+    /// The CLI built with -DLUADISPATCH_NO_TRACING, which `scripts/bench` builds.
+    static func untracedCLI() throws -> String {
+        let path = try Locations.repositoryFile(".build") + "/no-tracing/release/luadispatch"
+        guard FileManager.default.isExecutableFile(atPath: path) else {
+            throw BenchError("no build without tracing at \(path): scripts/bench builds it "
+                             + "(swift build -c release --product luadispatch -Xswiftc -DLUADISPATCH_NO_TRACING "
+                             + "--scratch-path .build/no-tracing)")
+        }
+        return path
+    }
+
+    /// Instructions per block of `core.lua async_serial` run by `cli`: valgrind's count at 2n
+    /// blocks minus its count at n, over n (start-up cancels out). Exact, whatever the load;
+    /// nil without valgrind. (Valgrind 3.19 cannot read Swift's DWARF 5: a stripped copy runs.)
+    static func instructionsPerBlock(_ cli: String, _ n: Int) throws -> Double? {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/valgrind") else { return nil }
+        let script = try Locations.repositoryFile("scripts/benchmarks/core.lua")
+        let copy = NSTemporaryDirectory() + "luadispatch-bench-\(getpid())-stripped"
+        defer { try? FileManager.default.removeItem(atPath: copy) }
+        func count(_ blocks: Int) throws -> Double {
+            try CLIRows.output(["/bin/sh", "-c", "valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null "
+                                + "'\(copy)' run '\(script)' async_serial \(blocks) 2>&1 | awk '/I *refs:/ {gsub(\",\", \"\", $NF); print $NF}'"])[0]
+        }
+        _ = try CLIRows.output(["/bin/sh", "-c", "strip -g -o '\(copy)' '\(cli)' && echo 1"])
+        return (try count(2 * n) - count(n)) / Double(n)
+    }
+
+    /// Counted once per run of the suite (valgrind is slow): (tracing off, compiled out).
+    nonisolated(unsafe) static var counted: (off: Double, none: Double)??
+
+    /// async_serial through the shipped CLI against the build without tracing, alternating.
+    /// Timings on a shared machine move by more than 2% from run to run, so whether the target is
+    /// met is decided by the instruction counts when valgrind is there.
+    static let traceOff = Row(
+        name: "trace_off", unit: "blocks/s", baselineName: "no tracing", better: .higher,
+        target: ">= 0.98x (instructions)", meets: { _, _, _ in true }
+    ) { scale in
+        let n = max(1000, Int(1_000_000 * scale))
+        let script = try Locations.repositoryFile("scripts/benchmarks/core.lua")
+        let untraced = try untracedCLI()
+        let off = try CLIRows.output([ProcessRows.cli, "run", script, "async_serial", "\(n)"])[0]
+        let none = try CLIRows.output([untraced, "run", script, "async_serial", "\(n)"])[0]
+        if counted == nil {
+            let blocks = max(10_000, n / 10)
+            if let a = try instructionsPerBlock(ProcessRows.cli, blocks), let b = try instructionsPerBlock(untraced, blocks) {
+                counted = .some((a, b))
+            } else {
+                counted = .some(nil)
+            }
+        }
+        guard let (a, b) = counted ?? nil else {
+            return Measurement(lua: off, baseline: none, notes: "no valgrind: time only", meets: off / none >= 0.98)
+        }
+        return Measurement(lua: off, baseline: none,
+                           notes: String(format: "instructions/block %.0f vs %.0f (%+.2f%%)", a, b, (a / b - 1) * 100),
+                           meets: b / a >= 0.98)
+    }
     static func asyncSerial(_ n: Int, tracing: Bool) throws -> Double {
         try LuaBench.run("""
             local dispatch, bench = require("dispatch"), require("bench")

@@ -23,6 +23,12 @@ final class BenchSmokeTests: XCTestCase {
             XCTAssertNotNil(line, "row \(row) missing:\n\(text)")
             XCTAssertFalse(line?.contains("error") ?? true, String(line ?? ""))
         }
+        // trace_off needs the build without tracing that scripts/bench makes; without it the
+        // row says how to make it.
+        let traceOff = text.split(separator: "\n").first { $0.hasPrefix("trace_off ") }
+        XCTAssertNotNil(traceOff, "row trace_off missing:\n\(text)")
+        XCTAssertTrue(!(traceOff?.contains("error") ?? true) || (traceOff?.contains("scripts/bench builds it") ?? false),
+                      String(traceOff ?? ""))
         XCTAssertTrue(text.contains("outputs identical to cat"), text)
     }
 }
