@@ -6,9 +6,11 @@ import Foundation
 enum TraceRows {
     static let rows: [Row] = [traceOn, traceOff]
 
-    /// The CLI built with -DLUADISPATCH_NO_TRACING, which `scripts/bench` builds.
+    /// The CLI built with -DLUADISPATCH_NO_TRACING in this suite's configuration (release or
+    /// debug), which `scripts/bench` builds (release).
     static func untracedCLI() throws -> String {
-        let path = try Locations.repositoryFile(".build") + "/no-tracing/release/luadispatch"
+        let configuration = URL(fileURLWithPath: ProcessRows.cli).deletingLastPathComponent().lastPathComponent
+        let path = try Locations.repositoryFile(".build") + "/no-tracing/\(configuration)/luadispatch"
         guard FileManager.default.isExecutableFile(atPath: path) else {
             throw BenchError("no build without tracing at \(path): scripts/bench builds it "
                              + "(swift build -c release --product luadispatch -Xswiftc -DLUADISPATCH_NO_TRACING "
