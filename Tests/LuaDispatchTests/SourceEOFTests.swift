@@ -55,6 +55,38 @@ final class SourceEOFTests: XCTestCase {
         XCTAssertEqual(out, ["suspended", "event 0 eof"])
     }
 
+    /// `suspend` holds back every handler that has not started, including one whose event was
+    /// already on its way (written just before the suspend): no handler runs while the script
+    /// has the source suspended, and every byte is still read after `resume`. The guarantee
+    /// `testHangUpWhileSuspendedIsDeliveredOnResume` relies on; without the check in
+    /// `SourceObject.deliver` this loop saw a handler run while suspended 1 to 6 times in 2000.
+    func testSuspendHoldsBackAnEventAlreadyOnItsWay() {
+        let out = IOHarness().run("""
+            local r, w = dispatch.fd.pipe()
+            local q = dispatch.queue("in flight")
+            local suspended, violations, got = false, 0, 0
+            local s = dispatch.source.read{fd = r, queue = q, handler = function()
+              if suspended then violations = violations + 1 end
+              got = got + #dispatch.fd.read(r, 4096)
+            end, cancel_handler = function() dispatch.fd.close(r) end}
+            s:resume()
+            local rounds = 2000
+            for i = 1, rounds do
+              dispatch.fd.write(w, "x")              -- an event on its way
+              if i % 2 == 0 then dispatch.sleep(0.0002) end
+              s:suspend(); suspended = true
+              dispatch.sleep(0.0005)                 -- a handler not started by now must wait
+              suspended = false; s:resume()
+            end
+            local deadline = dispatch.now() + 10
+            while got < rounds and dispatch.now() < deadline do dispatch.sleep(0.01) end
+            t.emit(violations, got)
+            s:cancel()
+            dispatch.fd.close(w)
+            """)
+        XCTAssertEqual(out, ["0 2000"])
+    }
+
     /// The source watches its own copy of the descriptor: a script may close its descriptor
     /// right after `cancel`, and a new descriptor that gets the same number at once is watched
     /// by a new registration (libdispatch keys its epoll entries by number).

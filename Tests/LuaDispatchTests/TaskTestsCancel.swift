@@ -27,17 +27,25 @@ final class TaskCancelTests: XCTestCase {
 
     /// Cancelling a task in a long wait ends that wait at once with a catchable error; the
     /// task's next wait is an ordinary one.
+    ///
+    /// The task is cancelled once it is in its sleep, not after a fixed delay: under load a
+    /// task may not even have started 50 ms after it was submitted, and a task cancelled
+    /// before it starts never runs. It signals `inWait` right before the sleep; code between
+    /// blocking calls is atomic under the interpreter lock, so when the main thread gets the
+    /// lock back after `inWait:wait()` the task is suspended in that sleep.
     func testCancellingMidWaitRaisesInThatWaitOnce() {
         let run = runLua("""
             local s = dispatch.semaphore(0)
+            local inWait = dispatch.semaphore(0)
             local task = dispatch.task(function()
               local t0 = dispatch.now()
+              inWait:signal()
               local ok, err = pcall(dispatch.sleep, 30)
               local waited = dispatch.now() - t0
               local again = {s:wait(0.01)}
               return ok, err, waited < 5, again[2]
             end)
-            dispatch.sleep(0.05)
+            assert(inWait:wait(10), "the task did not reach its sleep within 10 s")
             task:cancel()
             t.record(task:wait())
             t.record(task:is_cancelled())

@@ -11,6 +11,13 @@
 --
 -- Here the interval is scenario.delay(2) (2 s unless the run is scaled), and
 -- the repeating timer is cancelled after five fires.
+--
+-- The timer's handler runs on a serial queue whose target is the default global
+-- queue (so on the global queue's threads), shared with the one-shot timer below:
+-- libdispatch fires timers of one clock in deadline order, and two handlers queued
+-- on one serial queue run in that order, so "the first fire comes before the
+-- one-shot due at half an interval" holds however late a loaded machine runs the
+-- handlers (on two different queues it was a race between two threads).
 
 local dispatch = require("dispatch")
 local scenario = require("scenario")
@@ -18,6 +25,7 @@ local scenario = require("scenario")
 local INTERVAL = scenario.delay(2)
 local FIRES = 5
 
+local timers = dispatch.queue{label = "timers", target = dispatch.global("default")}
 local start = dispatch.now()
 local handlerRuns, fires, fireTimes = 0, 0, {}
 local cancelledAt, firesAtCancel
@@ -28,7 +36,7 @@ timer = dispatch.source.timer{
   deadline = 0,                   -- DISPATCH_TIME_NOW: first fire at once
   interval = INTERVAL,
   leeway = INTERVAL / 100,
-  queue = dispatch.global("default"),
+  queue = timers,
   handler = function()
     handlerRuns = handlerRuns + 1
     fires = fires + timer.data
@@ -64,7 +72,7 @@ local oneShot
 local oneShotRuns = 0
 oneShot = dispatch.source.timer{
   deadline = INTERVAL / 2,
-  queue = dispatch.main,
+  queue = timers,
   handler = function()
     oneShotRuns = oneShotRuns + 1
     oneShotAt = dispatch.now() - start

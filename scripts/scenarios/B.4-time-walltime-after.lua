@@ -59,6 +59,13 @@ print(string.format("semaphore wait with a %.3f s wall-clock timeout: %s, %s aft
 scenario.check(ok == false and waited >= scenario.delay(0.5) - EARLY, "a wall-clock timeout works the same way")
 
 -- 4. dispatch_after with each kind of time.
+--
+-- The order checked below must be the order of the deadlines themselves, whenever this
+-- thread runs: it may be descheduled for longer than a (scaled) second between two calls
+-- on a loaded machine. So the deadlines in the past go first (they are submitted at once,
+-- before any timer exists), the relative one next, and the host- and wall-clock ones are
+-- computed after it from one reading of both clocks: each deadline is then at least one
+-- (scaled) second after the one before it, however late each call is made.
 local start = dispatch.now()
 local fired = {}
 local group = dispatch.group()
@@ -73,11 +80,12 @@ local function after(name, when, expected)
     group:leave()
   end)
 end
-after("host clock, now + 2 s", dispatch.now() + scenario.delay(2), scenario.delay(2))
-after("relative number, 1 s", scenario.delay(1), scenario.delay(1))
-after("wall clock, now + 3 s", dispatch.walltime() + scenario.delay(3), scenario.delay(3))
 after("wall clock, 2016 (the past)", time_out, 0)
 after("DISPATCH_TIME_NOW", dispatch.now(), 0)
+after("relative number, 1 s", scenario.delay(1), dispatch.now() - start + scenario.delay(1))
+local base, wallBase = dispatch.now(), dispatch.walltime()   -- the wall reading is the later one
+after("host clock, now + 2 s", base + scenario.delay(2), base - start + scenario.delay(2))
+after("wall clock, now + 3 s", wallBase + scenario.delay(3), base - start + scenario.delay(3))
 
 group:notify(dispatch.main, function()
   print("order: " .. table.concat(fired, ", "))
