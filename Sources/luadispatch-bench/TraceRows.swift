@@ -7,10 +7,13 @@ enum TraceRows {
     static let rows: [Row] = [traceOn, traceOff]
 
     /// The CLI built with -DLUADISPATCH_NO_TRACING in this suite's configuration (release or
-    /// debug), which `scripts/bench` builds (release).
+    /// debug), which `scripts/bench` builds (release); `LUADISPATCH_NO_TRACING_CLI` names
+    /// another (the smoke test passes the CLI itself, to run the row end to end).
     static func untracedCLI() throws -> String {
+        if let given = ProcessInfo.processInfo.environment["LUADISPATCH_NO_TRACING_CLI"] { return given }
         let configuration = URL(fileURLWithPath: ProcessRows.cli).deletingLastPathComponent().lastPathComponent
-        let path = try Locations.repositoryFile(".build") + "/no-tracing/\(configuration)/luadispatch"
+        let root = URL(fileURLWithPath: try Locations.repositoryFile("Package.swift")).deletingLastPathComponent().path
+        let path = root + "/.build/no-tracing/\(configuration)/luadispatch"
         guard FileManager.default.isExecutableFile(atPath: path) else {
             throw BenchError("no build without tracing at \(path): scripts/bench builds it "
                              + "(swift build -c release --product luadispatch -Xswiftc -DLUADISPATCH_NO_TRACING "
