@@ -3,7 +3,7 @@
 /// Nothing is loaded from anywhere: the Content-Security-Policy forbids it.
 enum TimelinePage {
     static func render(_ model: TraceModel, title: String) -> String {
-        let svg = TimelineSVG(model: model, width: 1400).render(interactive: true)
+        let svg = TimelineSVG(model: model, width: 1400).render(interactive: true, detail: .every)
         let (t0, t1) = model.timeRange
         let blocks = model.slices.filter { $0.kind == .block }.count
         let waits = model.slices.filter { $0.kind == .wait }.count
