@@ -25,12 +25,13 @@ enum TimelineDetail {
         func ns(_ t: Double) -> Int { Int(((t - t0) * 1000).rounded()) }
         let lanes = svg.laneLayout
         let laneTop = Dictionary(uniqueKeysWithValues: lanes.map { ($0.tid, $0.top) })
-        var infos: [String: Int] = [:], infoList: [String] = []
+        // Slices share a few tooltips: each is written once, found by what it is made of.
+        var infos: [[String?]: Int] = [:], infoList: [String] = []
         func info(_ s: TraceModel.Slice) -> Int {
-            let pair = "[" + jsonString(TimelineSVG.info(s)) + "," + jsonString(s.kind == .block ? TimelineSVG.label(s) : "") + "]"
-            if let i = infos[pair] { return i }
-            infos[pair] = infoList.count
-            infoList.append(pair)
+            let key = [s.kind.rawValue, s.name, s.args["kind"], s.args["source"], s.args["queue"]]
+            if let i = infos[key] { return i }
+            infos[key] = infoList.count
+            infoList.append("[" + jsonString(TimelineSVG.info(s)) + "," + jsonString(s.kind == .block ? TimelineSVG.label(s) : "") + "]")
             return infoList.count - 1
         }
 
@@ -44,18 +45,18 @@ enum TimelineDetail {
             defer { i = j }
             guard let top = laneTop[s.tid] else { continue }
             let y = top + 4 + Double(s.depth) * TimelineSVG.rowHeight
-            var starts = "", durs = "", refs = "", last = 0
+            var starts = Column(), durs = Column(), refs = Column(), last = 0
             for r in sorted[i..<j] {
                 let start = ns(r.start)
-                starts += "\(start - last),"
-                durs += "\(Int((r.dur * 1000).rounded())),"
-                refs += "\(info(r)),"
+                starts.append(start - last)
+                durs.append(Int((r.dur * 1000).rounded()))
+                refs.append(info(r))
                 last = start
             }
             o += i == 0 ? "" : ",\n"
             o += "{\"kind\":\"\(s.kind.rawValue)\",\"thread\":\(jsonString(model.threads[s.tid] ?? "")),"
             o += "\"y\":\(f(s.kind == .lock ? y + 4 : y)),\"h\":\(f(s.kind == .lock ? 6 : TimelineSVG.rowHeight - 2)),"
-            o += "\"fill\":\(jsonString(svg.fill(s))),\"t\":[\(starts.dropLast())],\"d\":[\(durs.dropLast())],\"i\":[\(refs.dropLast())]}"
+            o += "\"fill\":\(jsonString(svg.fill(s))),\"t\":[\(starts)],\"d\":[\(durs)],\"i\":[\(refs)]}"
         }
         o += "],\n\"infos\":[" + infoList.joined(separator: ",") + "],\n"
 
@@ -68,18 +69,18 @@ enum TimelineDetail {
             yList.append(y)
             return yList.count - 1
         }
-        var starts = "", ends = "", a = "", b = "", lastStart = 0, lastEnd = 0
+        var starts = Column(), ends = Column(), a = Column(), b = Column(), lastStart = 0, lastEnd = 0
         for fl in model.flows.sorted(by: { $0.from!.ts < $1.from!.ts }) {
             guard let (y0, y1) = svg.flowYs(fl, laneTop: laneTop, blockRow: blockRow), let from = fl.from, let to = fl.to else { continue }
             let s = ns(from.ts), e = ns(to.ts)
-            starts += "\(s - lastStart),"
-            ends += "\(e - lastEnd),"
-            a += "\(yIndex(y0)),"
-            b += "\(yIndex(y1)),"
+            starts.append(s - lastStart)
+            ends.append(e - lastEnd)
+            a.append(yIndex(y0))
+            b.append(yIndex(y1))
             (lastStart, lastEnd) = (s, e)
         }
         o += "\"ys\":[" + yList.map(f).joined(separator: ",") + "],\n"
-        o += "\"flows\":{\"s\":[\(starts.dropLast())],\n\"e\":[\(ends.dropLast())],\n\"a\":[\(a.dropLast())],\n\"b\":[\(b.dropLast())]}}"
+        o += "\"flows\":{\"s\":[\(starts)],\n\"e\":[\(ends)],\n\"a\":[\(a)],\n\"b\":[\(b)]}}"
         return o
     }
 
@@ -164,6 +165,25 @@ enum TimelineDetail {
           };
         };
         """
+
+    /// Integers separated by commas, written as bytes: these columns are most of a big page.
+    struct Column: CustomStringConvertible {
+        var bytes: [UInt8] = []
+
+        mutating func append(_ n: Int) {
+            if !bytes.isEmpty { bytes.append(UInt8(ascii: ",")) }
+            if n < 0 { bytes.append(UInt8(ascii: "-")) }
+            let m = n.magnitude
+            var div: UInt = 1
+            while div <= m / 10 { div *= 10 }
+            while div > 0 {
+                bytes.append(UInt8(ascii: "0") + UInt8(m / div % 10))
+                div /= 10
+            }
+        }
+
+        var description: String { String(decoding: bytes, as: UTF8.self) }
+    }
 
     /// A JSON string that is safe inside `<script>`: `<` escaped, so no `</script>` ends it early.
     static func jsonString(_ s: String) -> String {
