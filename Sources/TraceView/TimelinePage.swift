@@ -1,9 +1,12 @@
 /// The self-contained HTML page: the timeline's SVG, a summary, and a small inline script for
 /// zoom (wheel, + and -), pan (drag, arrow keys), reset (double click, 0) and hover details.
-/// Nothing is loaded from anywhere: the Content-Security-Policy forbids it.
+/// Nothing is loaded from anywhere: the Content-Security-Policy forbids it. A big trace's page
+/// draws a merged overview and carries the detail packed (`TimelineDetail`).
 enum TimelinePage {
     static func render(_ model: TraceModel, title: String) -> String {
-        let svg = TimelineSVG(model: model, width: 1400).render(interactive: true)
+        let drawing = TimelineSVG(model: model, width: 1400)
+        let packed = model.slices.count + model.flows.count > TimelineDetail.packedAbove
+        let svg = drawing.render(interactive: true, detail: packed ? .merged : .every)
         let (t0, t1) = model.timeRange
         let blocks = model.slices.filter { $0.kind == .block }.count
         let waits = model.slices.filter { $0.kind == .wait }.count
@@ -11,6 +14,14 @@ enum TimelinePage {
         summary += "\(waits) waits · \(ms(t1 - t0))"
         let dropped = model.dropped > 0
             ? "<p class=\"dropped\">\(model.dropped) events were dropped (the recorder's limit): the trace is incomplete.</p>" : ""
+        var note = "", detail = ""
+        if packed {
+            note = "\n<p id=\"note\" class=\"help\">\(blocks) blocks: runs too narrow to tell apart are one bar (hover it for how many "
+            note += "blocks it holds); zoom in to see each block. "
+            note += model.flows.count > TimelineSVG.flowLimit ? "The first \(TimelineSVG.flowLimit) of \(model.flows.count) arrows.</p>" : "</p>"
+            detail = "<script type=\"application/json\" id=\"trace-data\">\(TimelineDetail.json(drawing))</script>\n"
+            detail += "<script>\n\(TimelineDetail.script)\n</script>\n"
+        }
         return """
             <!DOCTYPE html>
             <html lang="en"><head><meta charset="utf-8">
@@ -29,11 +40,11 @@ enum TimelinePage {
             <body>
             <h1>\(esc(title))</h1>
             <p id="summary">\(esc(summary))</p>\(dropped)
-            <p class="help">Wheel or + / − to zoom, drag or ← → to pan, double click or 0 to reset; hover a block for its details.</p>
+            <p class="help">Wheel or + / − to zoom, drag or ← → to pan, double click or 0 to reset; hover a block for its details.</p>\(note)
             <div id="wrap">
             \(svg)</div>
             <div id="tip"></div>
-            <script>
+            \(detail)<script>
             \(script)
             </script>
             </body></html>
@@ -47,6 +58,12 @@ enum TimelinePage {
           var svg = document.getElementById("timeline");
           var T0 = +svg.dataset.t0, T1 = +svg.dataset.t1, L = +svg.dataset.left, P = +svg.dataset.plot;
           var v0 = T0, v1 = T1;
+          // A big trace's page draws the part in view from its packed data (TimelineDetail); the
+          // merged overview at full zoom-out, unless the address asked for #view=START,END (µs
+          // from the trace's start), which draws even the whole trace from the data.
+          var detail = window.timelineDetail ? window.timelineDetail() : null, pinned = false;
+          var view = /^#view=([0-9.]+),([0-9.]+)$/.exec(location.hash);
+          if (view && +view[2] > +view[1]) { v0 = T0 + +view[1]; v1 = T0 + +view[2]; pinned = true; }
           var axis = document.getElementById("axis");
           var axisBottom = +(axis.querySelector("line") || { getAttribute: function () { return 0; } }).getAttribute("y2");
           var shapes = Array.prototype.filter.call(svg.querySelectorAll("[data-t0]"), function (e) { return e !== svg; });
@@ -88,16 +105,19 @@ enum TimelinePage {
                 e.setAttribute("width", Math.max(X(+e.dataset.t1) - X(a), 1));
               }
             });
+            if (detail) detail(v0, v1, X, fmt, v0 === T0 && v1 === T1 && !pinned);
             drawAxis();
           }
+          function reset() { pinned = false; v0 = T0; v1 = T1; draw(); }
           function zoom(k, t) {
             var min = (T1 - T0) / 1e5;
+            pinned = false;
             if (k < 1 && (v1 - v0) * k < min) return;
             v0 = t - (t - v0) * k; v1 = t + (v1 - t) * k;
             if (v1 - v0 > T1 - T0) { v0 = T0; v1 = T1; }
             draw();
           }
-          function pan(dt) { v0 += dt; v1 += dt; draw(); }
+          function pan(dt) { pinned = false; v0 += dt; v1 += dt; draw(); }
           function timeAt(ev) {
             var r = svg.getBoundingClientRect(), px = (ev.clientX - r.left) * svg.viewBox.baseVal.width / r.width;
             return v0 + (px - L) * (v1 - v0) / P;
@@ -112,12 +132,12 @@ enum TimelinePage {
             drag = ev.clientX;
             pan(-dx * (v1 - v0) / P);
           });
-          svg.addEventListener("dblclick", function () { v0 = T0; v1 = T1; draw(); });
+          svg.addEventListener("dblclick", reset);
           window.addEventListener("keydown", function (ev) {
             var mid = (v0 + v1) / 2, w = v1 - v0;
             if (ev.key === "+" || ev.key === "=") zoom(0.8, mid);
             else if (ev.key === "-") zoom(1.25, mid);
-            else if (ev.key === "0") { v0 = T0; v1 = T1; draw(); }
+            else if (ev.key === "0") reset();
             else if (ev.key === "ArrowLeft") pan(-w / 10);
             else if (ev.key === "ArrowRight") pan(w / 10);
           });

@@ -32,7 +32,12 @@ struct TimelineSVG {
         }
     }
 
-    func render(interactive: Bool) -> String {
+    /// How much of the trace the picture draws: every slice and arrow (a small trace's page), or
+    /// runs of slices too narrow to tell apart merged into one bar and the first arrows only (the
+    /// static picture; a big trace's page, whose script draws the rest when zoomed in).
+    enum Detail { case every, merged }
+
+    func render(interactive: Bool, detail: Detail) -> String {
         let (t0, t1) = model.timeRange
         let plot = width - Self.labelWidth - 40  // room for the last tick's label
         let scale = plot / (t1 - t0)
@@ -65,38 +70,26 @@ struct TimelineSVG {
             o += "<text class=\"lane-name\" x=\"6\" y=\"\(f(lane.top + 15))\">\(esc(name))</text></g>\n"
         }
         o += "<g clip-path=\"url(#plot)\">\n"
-        // Slices: outer ones first so inner ones draw on top. A static picture merges runs of
-        // slices too narrow to see apart (200,000 iterations make one bar, not 200,000 rects).
-        let drawn = interactive ? model.slices.map { ($0, 1) } : Self.merged(model.slices, scale: scale)
+        // A big trace's page shows this merged overview until zoomed in, then its script hides it
+        // and draws the part in view from the page's packed data into the empty "detail" group.
+        let overview = interactive && detail == .merged
+        if overview { o += "<g id=\"overview\">\n" }
+        // Slices: outer ones first so inner ones draw on top. Merging runs of slices too narrow
+        // to see apart makes 200,000 iterations one bar, not 200,000 rects.
+        let drawn = detail == .every ? model.slices.map { ($0, 1) } : Self.merged(model.slices, scale: scale)
         for (s, count) in drawn.sorted(by: { $0.0.depth < $1.0.depth }) {
             guard let top = laneTop[s.tid] else { continue }
             let y = top + 4 + Double(s.depth) * Self.rowHeight
             let w = max(s.dur * scale, 1)
             let thread = model.threads[s.tid] ?? ""
-            let fill: String, cls: String, info: String
-            switch s.kind {
-            case .block:
-                cls = "block"
-                fill = color(s.name)
-                info = (count > 1 ? "\(count) blocks: " : "") + "\(s.name) · \(s.args["kind"] ?? "") · \(s.args["source"] ?? "")"
-            case .wait:
-                cls = "wait"
-                fill = "url(#hatch)"
-                info = "wait: \(s.name)" + (s.args["kind"].map { $0 == s.name ? "" : " (\($0))" } ?? "")
-            case .lock:
-                cls = "lock"
-                fill = "#d62728"
-                info = "waiting for the interpreter" + (s.args["queue"].map { " (block of \($0))" } ?? "")
-            }
+            let info = (count > 1 && s.kind == .block ? "\(count) blocks: " : "") + Self.info(s)
             let title = "\(info)\n\(thread), start \(ms(s.start - t0)), \(ms(s.dur))" + (count > 1 ? " in all" : "")
             let h = s.kind == .lock ? 6.0 : Self.rowHeight - 2
-            o += "<rect class=\"\(cls)\" x=\"\(f(x(s.start)))\" y=\"\(f(s.kind == .lock ? y + 4 : y))\" width=\"\(f(w))\" height=\"\(f(h))\" "
-            o += "fill=\"\(fill)\"\(s.kind == .block ? " stroke=\"#0003\"" : " opacity=\"0.8\"") data-t0=\"\(f(s.start))\" data-t1=\"\(f(s.end))\">"
-            o += "<title>\(esc(title))</title></rect>"
+            o += "<rect class=\"\(s.kind.rawValue)\" x=\"\(f(x(s.start)))\" y=\"\(f(s.kind == .lock ? y + 4 : y))\" width=\"\(f(w))\" height=\"\(f(h))\" "
+            o += "fill=\"\(fill(s))\"\(s.kind == .block ? " stroke=\"#0003\"" : " opacity=\"0.8\"") data-t0=\"\(f(s.start))\" data-t1=\"\(f(s.end))\""
+            o += (count > 1 ? " data-count=\"\(count)\"" : "") + "><title>\(esc(title))</title></rect>"
             if s.kind == .block {
-                // The kind and the function's line; the tooltip has the whole source.
-                let line = s.args["source"].flatMap { $0.split(separator: ":").last.map(String.init) } ?? ""
-                var label = s.args["kind"] == "main chunk" || Int(line) == nil ? (s.args["kind"] ?? "") : "\(s.args["kind"] ?? "") :\(line)"
+                var label = Self.label(s)
                 if count > 1 { label = "\(count) × " + label }
                 // A static picture cannot measure text: keep what fits at about 6 px a character.
                 let fits = Int((w - 4) / 6)
@@ -107,20 +100,15 @@ struct TimelineSVG {
             o += "\n"
         }
         // Flows: from the submission to the start of the block it started.
-        var blockRow: [Key: Int] = [:]
-        for s in model.slices where s.kind == .block {
-            let k = Key(tid: s.tid, ts: Int64((s.start * 1000).rounded()))
-            blockRow[k] = max(blockRow[k] ?? 0, s.depth)
-        }
-        // A static picture shows the first flows only: past a few hundred they are a grey wash.
-        for fl in interactive ? model.flows[...] : model.flows.prefix(Self.staticFlowLimit) {
-            guard let from = fl.from, let to = fl.to, let fromTop = laneTop[from.tid], let toTop = laneTop[to.tid] else { continue }
-            let row = blockRow[Key(tid: to.tid, ts: Int64((to.ts * 1000).rounded()))] ?? 0
-            let y0 = fromTop + 4 + Self.rowHeight / 2, y1 = toTop + 4 + Double(row) * Self.rowHeight + Self.rowHeight / 2
+        let blockRow = blockRows
+        // A merged picture shows the first flows only: past a few hundred they are a grey wash.
+        for fl in detail == .every ? model.flows[...] : model.flows.prefix(Self.flowLimit) {
+            guard let (y0, y1) = flowYs(fl, laneTop: laneTop, blockRow: blockRow), let from = fl.from, let to = fl.to else { continue }
             o += "<path class=\"flow\" d=\"M\(f(x(from.ts))),\(f(y0)) L\(f(x(to.ts))),\(f(y1))\" stroke=\"#333\" stroke-width=\"1\" "
             o += "fill=\"none\" marker-end=\"url(#arrow)\" opacity=\"0.6\" data-t0=\"\(f(from.ts))\" data-t1=\"\(f(to.ts))\" "
             o += "data-y0=\"\(f(y0))\" data-y1=\"\(f(y1))\"><title>submitted at \(ms(from.ts - t0)), started \(ms(to.ts - from.ts)) later</title></path>\n"
         }
+        if overview { o += "</g>\n<g id=\"detail\"></g>\n" }
         // Instants: a small triangle above the lane's first row.
         for i in model.instants {
             guard let top = laneTop[i.tid] else { continue }
@@ -151,22 +139,57 @@ struct TimelineSVG {
         return o
     }
 
-    static let staticFlowLimit = 400
+    /// The most arrows a merged picture draws (the page's detail view too).
+    static let flowLimit = 400
+
+    /// A slice's fill: its queue's colour for a block, hatched for a wait, red for a lock wait.
+    func fill(_ s: TraceModel.Slice) -> String {
+        switch s.kind {
+        case .block: color(s.name)
+        case .wait: "url(#hatch)"
+        case .lock: "#d62728"
+        }
+    }
+
+    /// The first line of a slice's tooltip.
+    static func info(_ s: TraceModel.Slice) -> String {
+        switch s.kind {
+        case .block: "\(s.name) · \(s.args["kind"] ?? "") · \(s.args["source"] ?? "")"
+        case .wait: "wait: \(s.name)" + (s.args["kind"].map { $0 == s.name ? "" : " (\($0))" } ?? "")
+        case .lock: "waiting for the interpreter" + (s.args["queue"].map { " (block of \($0))" } ?? "")
+        }
+    }
+
+    /// A block's label: its kind and the function's line (the tooltip has the whole source).
+    static func label(_ s: TraceModel.Slice) -> String {
+        let line = s.args["source"].flatMap { $0.split(separator: ":").last.map(String.init) } ?? ""
+        return s.args["kind"] == "main chunk" || Int(line) == nil ? (s.args["kind"] ?? "") : "\(s.args["kind"] ?? "") :\(line)"
+    }
+
+    /// The row of the block starting at each (thread, time in ns): where an arrow ends.
+    var blockRows: [Key: Int] {
+        var rows: [Key: Int] = [:]
+        for s in model.slices where s.kind == .block {
+            let k = Key(tid: s.tid, ts: Int64((s.start * 1000).rounded()))
+            rows[k] = max(rows[k] ?? 0, s.depth)
+        }
+        return rows
+    }
+
+    /// Where an arrow leaves (the submitting lane's first row) and arrives (the row of the block
+    /// it started), as y coordinates; nil for an arrow between lanes not drawn.
+    func flowYs(_ fl: TraceModel.Flow, laneTop: [Int: Double], blockRow: [Key: Int]) -> (Double, Double)? {
+        guard let from = fl.from, let to = fl.to, let fromTop = laneTop[from.tid], let toTop = laneTop[to.tid] else { return nil }
+        let row = blockRow[Key(tid: to.tid, ts: Int64((to.ts * 1000).rounded()))] ?? 0
+        return (fromTop + 4 + Self.rowHeight / 2, toTop + 4 + Double(row) * Self.rowHeight + Self.rowHeight / 2)
+    }
 
     /// Runs of same-row, same-queue slices each under a pixel wide and under a pixel apart,
     /// as one slice and how many it stands for.
     static func merged(_ slices: [TraceModel.Slice], scale: Double) -> [(TraceModel.Slice, Int)] {
-        // Grouped by row and kind first: lock waits interleaved with blocks merge among themselves.
-        let sorted = slices.sorted {
-            if ($0.tid, $0.depth, $0.kind.rawValue, $0.name) != ($1.tid, $1.depth, $1.kind.rawValue, $1.name) {
-                return ($0.tid, $0.depth, $0.kind.rawValue, $0.name) < ($1.tid, $1.depth, $1.kind.rawValue, $1.name)
-            }
-            return $0.start < $1.start
-        }
         var out: [(TraceModel.Slice, Int)] = []
-        for s in sorted {
-            if let (last, n) = out.last, last.tid == s.tid, last.depth == s.depth, last.kind == s.kind,
-               last.name == s.name, s.dur * scale < 1, (s.start - last.end) * scale < 1,
+        for s in inRows(slices) {
+            if let (last, n) = out.last, sameRow(last, s), s.dur * scale < 1, (s.start - last.end) * scale < 1,
                n > 1 || last.dur * scale < 1 {
                 let end = max(last.end, s.end)
                 out[out.count - 1] = (TraceModel.Slice(kind: last.kind, tid: last.tid, start: last.start, dur: end - last.start,
@@ -178,7 +201,22 @@ struct TimelineSVG {
         return out
     }
 
-    private struct Key: Hashable {
+    /// Slices grouped by what merges: thread, row, kind and name (lock waits interleaved with
+    /// blocks merge among themselves); by start within a group.
+    static func inRows(_ slices: [TraceModel.Slice]) -> [TraceModel.Slice] {
+        slices.sorted {
+            if ($0.tid, $0.depth, $0.kind.rawValue, $0.name) != ($1.tid, $1.depth, $1.kind.rawValue, $1.name) {
+                return ($0.tid, $0.depth, $0.kind.rawValue, $0.name) < ($1.tid, $1.depth, $1.kind.rawValue, $1.name)
+            }
+            return $0.start < $1.start
+        }
+    }
+
+    static func sameRow(_ a: TraceModel.Slice, _ b: TraceModel.Slice) -> Bool {
+        a.tid == b.tid && a.depth == b.depth && a.kind == b.kind && a.name == b.name
+    }
+
+    struct Key: Hashable {
         let tid: Int
         let ts: Int64
     }

@@ -45,7 +45,7 @@ public enum TraceView {
     /// The page (or the static SVG) for the trace in `json`.
     public static func render(_ json: [UInt8], title: String, svg: Bool = false) throws -> String {
         let model = try TraceModel(json: json)
-        return svg ? TimelineSVG(model: model).render(interactive: false) : TimelinePage.render(model, title: title)
+        return svg ? TimelineSVG(model: model).render(interactive: false, detail: .merged) : TimelinePage.render(model, title: title)
     }
 
     /// `path` without its extension (`t.json` -> `t`).
