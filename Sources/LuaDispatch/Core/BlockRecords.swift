@@ -25,14 +25,13 @@ struct BlockRecord {
 /// A pending block's function waits in `functions`, at its record's slot.
 final class BlockRecords {
     let functions = PendingFunctions()
-    /// When tracing, each pending record's flow (the trace's arrow from its submission), by slot.
+    /// When tracing, each pending record's flow (the trace's arrow from its submission), by
+    /// slot (empty when not tracing).
     @exclusivity(unchecked) var flows: [UInt64] = []
     /// A slab is aligned to its size; its first slot holds the owning runtime (unretained), the
     /// others are records.
     private static let slabBytes = 8192
     private static let slabSize = slabBytes / MemoryLayout<BlockRecord>.stride
-    /// The pending-functions table's first size: one slab's slots.
-    static let initialSlots = slabSize
     @exclusivity(unchecked) private var free: UnsafeMutablePointer<BlockRecord>?
     @exclusivity(unchecked) private var slabs: [UnsafeMutableRawPointer] = []
 
@@ -69,7 +68,7 @@ final class BlockRecords {
             (records + i).initialize(to: BlockRecord(link: nil, slot: first + Int32(i) + 1, barrier: false))
         }
         slabs.append(slab)
-        flows.append(contentsOf: repeatElement(0, count: Self.slabSize))
+        if owner.tracer != nil { flows.append(contentsOf: repeatElement(0, count: Self.slabSize)) }
         for i in 1..<(Self.slabSize - 1) { give(records + i) }
         return records
     }

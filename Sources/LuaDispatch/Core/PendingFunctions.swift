@@ -12,8 +12,8 @@ final class PendingFunctions {
     @exclusivity(unchecked) private(set) var ref: Int32 = LUA_NOREF
 
     /// Makes the table; `L` is the main state, before anything is submitted.
-    func create(_ L: OpaquePointer, slots: Int) {
-        lua_createtable(L, Int32(slots), 0)
+    func create(_ L: OpaquePointer) {
+        ld_newtable(L)
         ref = luaL_ref(L, ld_registryindex())
     }
 

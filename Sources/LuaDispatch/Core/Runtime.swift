@@ -132,7 +132,7 @@ public final class Runtime: @unchecked Sendable {
         lua_pushboolean(L, 1)
         lua_rawset(L, -3)
         anchorsRef = luaL_ref(L, ld_registryindex())
-        blockRecords.functions.create(L, slots: BlockRecords.initialSlots)
+        blockRecords.functions.create(L)
         lua_settop(L, 0)
         // The main Lua thread runs chunks the host starts from the main OS thread (as `lua`
         // runs its script there: `coroutine.running()` says it is the main one).
@@ -170,7 +170,7 @@ public final class Runtime: @unchecked Sendable {
         lua_pushboolean(state, 1)
         lua_rawset(state, -3)
         anchorsRef = luaL_ref(state, ld_registryindex())
-        blockRecords.functions.create(state, slots: BlockRecords.initialSlots)
+        blockRecords.functions.create(state)
         // The host's main Lua thread runs its chunks (see `takeThreadForHost`).
         pooledThreads.insert(L)
         mainQueue = QueueObject(main: DispatchQueue.main)
