@@ -24,11 +24,24 @@ enum CLIRows {
         return xs
     }
 
-    /// One pair: `core.lua MODE N` through the CLI, then `luadispatch-native MODE N`.
+    /// Which side of a pair runs first alternates from one pair to the next: the program that
+    /// runs second in a pair was measured faster, by up to 10%, than the same program run first
+    /// (`trace_off`, the same program on both sides, showed it), so a fixed order biases every
+    /// ratio.
+    nonisolated(unsafe) static var luaFirst = false
+
+    /// One pair: `core.lua MODE N` through the CLI and `luadispatch-native MODE N`, in turn.
     static func pair(_ mode: String, _ n: Int) throws -> (lua: [Double], native: [Double]) {
         let script = try Locations.repositoryFile("scripts/benchmarks/core.lua")
-        let lua = try output([ProcessRows.cli, "run", script, mode, "\(n)"])
-        let native = try output([native, mode, "\(n)"])
+        luaFirst.toggle()
+        var lua: [Double] = [], native: [Double] = []
+        if luaFirst {
+            lua = try output([ProcessRows.cli, "run", script, mode, "\(n)"])
+            native = try output([Self.native, mode, "\(n)"])
+        } else {
+            native = try output([Self.native, mode, "\(n)"])
+            lua = try output([ProcessRows.cli, "run", script, mode, "\(n)"])
+        }
         return (lua, native)
     }
 

@@ -41,6 +41,9 @@ enum TraceRows {
         return (try count(2 * n) - count(n)) / Double(n)
     }
 
+    nonisolated(unsafe) static var firstIsOff = false
+    nonisolated(unsafe) static var tracedFirst = false
+
     /// Counted once per run of the suite (valgrind is slow): (tracing off, compiled out).
     nonisolated(unsafe) static var counted: (off: Double, none: Double)??
 
@@ -54,8 +57,19 @@ enum TraceRows {
         let n = max(1000, Int(1_000_000 * scale))
         let script = try Locations.repositoryFile("scripts/benchmarks/core.lua")
         let untraced = try untracedCLI()
-        let off = try CLIRows.output([ProcessRows.cli, "run", script, "async_serial", "\(n)"])[0]
-        let none = try CLIRows.output([untraced, "run", script, "async_serial", "\(n)"])[0]
+        // Which build runs first alternates from pair to pair: the two are the same program
+        // within 2%, so an order effect would otherwise be all the row measured.
+        firstIsOff.toggle()
+        func run(_ cli: String) throws -> Double { try CLIRows.output([cli, "run", script, "async_serial", "\(n)"])[0] }
+        var off = 0.0, none = 0.0
+        if firstIsOff {
+            off = try run(ProcessRows.cli)
+            none = try run(untraced)
+        } else {
+            none = try run(untraced)
+            off = try run(ProcessRows.cli)
+        }
+
         if counted == nil {
             let blocks = max(10_000, n / 10)
             if let a = try instructionsPerBlock(ProcessRows.cli, blocks), let b = try instructionsPerBlock(untraced, blocks) {
@@ -91,8 +105,17 @@ enum TraceRows {
         target: ">= 0.5x untraced", meets: { _, _, r in r >= 0.5 }
     ) { scale in
         let n = max(1000, Int(200_000 * scale))
-        let untraced = try asyncSerial(n, tracing: false)
-        let traced = try asyncSerial(n, tracing: true)
+        // In turn first and second (as in CLIRows.pair): in one process the second run also
+        // reuses the memory the first one faulted in.
+        tracedFirst.toggle()
+        var traced = 0.0, untraced = 0.0
+        if tracedFirst {
+            traced = try asyncSerial(n, tracing: true)
+            untraced = try asyncSerial(n, tracing: false)
+        } else {
+            untraced = try asyncSerial(n, tracing: false)
+            traced = try asyncSerial(n, tracing: true)
+        }
         return Measurement(lua: traced, baseline: untraced)
     }
 }
