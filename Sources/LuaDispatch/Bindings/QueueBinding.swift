@@ -201,24 +201,9 @@ enum QueueBinding {
 
     static func submit(_ a: Args, _ q: QueueObject, _ i: Int32, group: GroupObject?, barrier: Bool, qos: DispatchQoS?) throws(LuaError) {
         let rt = a.runtime
-        if a.type(i) == LUA_TFUNCTION {
-            // The common case, kept short: anchor the function, count the work, submit.
-            if qos == nil, rt.submitRecord(a.L, i, on: .passUnretained(q), group: group, barrier: barrier) { return }
-            let ref = a.ref(i)
-            rt.workAdded()
-            q.queued.wrappingAdd(1, ordering: .relaxed)
-            if rt.tracer == nil {
-                q.queue.async(group: group?.group, qos: qos ?? .unspecified, flags: barrier ? .barrier : []) {
-                    rt.runBlock(ref, on: q, barrier: barrier, consume: true, queued: true)
-                }
-            } else {
-                let flow = rt.traceFlow()  // the trace's arrow from here to the block
-                q.queue.async(group: group?.group, qos: qos ?? .unspecified, flags: barrier ? .barrier : []) {
-                    rt.runBlock(ref, on: q, barrier: barrier, consume: true, queued: true, flow: flow)
-                }
-            }
-            return
-        }
+        // A function, without a QoS of its own: a block record (no closure, no block object).
+        if qos == nil, a.type(i) == LUA_TFUNCTION,
+           rt.submitRecord(a.L, i, on: .passUnretained(q), group: group, barrier: barrier) { return }
         let item: WorkItemObject? = a.optionalObject(i, .workItem)
         let work = try block(a, q, i, barrier: barrier || (item?.flags.contains(.barrier) ?? false))
         var flags = item?.flags ?? []

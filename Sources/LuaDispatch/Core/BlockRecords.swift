@@ -1,6 +1,7 @@
 import CLua
 import CLuaShim
 import Dispatch
+import Synchronization
 
 /// What a block submitted by `q:async(fn)` needs when it runs. Submitted with libdispatch's
 /// `dispatch_async_f` and a pointer to one of these, instead of a Swift closure that Swift's
@@ -140,17 +141,13 @@ extension Runtime {
         guard let raw = q._withUnsafeGuaranteedRef({ $0.rawQueue }) else { return 0 }
         let r = blockRecords.take(for: self)
         if let tracer { blockRecords.flows[Int(r.pointee.slot)] = tracer.flowStart() }
-        let inFlight = recordsPending.load(ordering: .relaxed)
-        if inFlight == 0 {
+        if recordsPending.addUnderLock(1) == 1 {
             _ = Unmanaged.passUnretained(self).retain()
             workAdded()
         }
-        recordsPending.store(inFlight + 1, ordering: .relaxed)
         q._withUnsafeGuaranteedRef { queue in
-            let n = queue.records.load(ordering: .relaxed)
-            if n == 0 { _ = q.retain() }
-            queue.records.store(n + 1, ordering: .relaxed)
-            queue.queuedRecords.store(queue.queuedRecords.load(ordering: .relaxed) + 1, ordering: .relaxed)
+            if queue.records.addUnderLock(1) == 1 { _ = q.retain() }
+            queue.queuedRecords.addUnderLock(1)
         }
         r.pointee.link = q.toOpaque()
         r.pointee.barrier = barrier
@@ -178,23 +175,29 @@ extension Runtime {
         let slot = r.pointee.slot, barrier = r.pointee.barrier
         let requested = acquireForBlock()
         blockRecords.give(r)
-        queue.queuedRecords.store(queue.queuedRecords.load(ordering: .relaxed) - 1, ordering: .relaxed)
-        if !isClosed {
-            running.wrappingAdd(1, ordering: .relaxed)
-            if ld_thread_number() == 1 { mainThreadEntries.wrappingAdd(1, ordering: .relaxed) }
+        queue.queuedRecords.addUnderLock(-1)
+        if startLua() {
             let flow = requested == 0 ? 0 : blockRecords.flows[Int(slot)]
             runLuaBlock(on: queue, barrier: barrier, kind: .async, flow: flow, requested: requested) { T in
                 blockRecords.functions.take(T, slot: lua_Integer(slot))
             }
-            drainDeferred()
-            running.wrappingSubtract(1, ordering: .relaxed)
+            finishLua()
         }
-        let n = queue.records.load(ordering: .relaxed) - 1
-        queue.records.store(n, ordering: .relaxed)
-        let left = recordsPending.load(ordering: .relaxed) - 1
-        recordsPending.store(left, ordering: .relaxed)
-        if left == 0 { workDone() }
+        let lastOfQueue = queue.records.addUnderLock(-1) == 0
+        let lastOfRuntime = recordsPending.addUnderLock(-1) == 0
+        if lastOfRuntime { workDone() }
         release()
-        return (n == 0, left == 0)
+        return (lastOfQueue, lastOfRuntime)
+    }
+}
+
+extension Atomic where Value == Int {
+    /// Adds `delta` with a plain load and store, for a counter that only the interpreter lock's
+    /// holder writes (others may read it); the new value.
+    @inline(__always) @discardableResult
+    func addUnderLock(_ delta: Int) -> Int {
+        let value = load(ordering: .relaxed) &+ delta
+        store(value, ordering: .relaxed)
+        return value
     }
 }

@@ -268,19 +268,31 @@ public final class Runtime: @unchecked Sendable {
 
     /// `enterLua` for a caller that has taken the lock already.
     @inline(__always) func enterLuaHeld() -> Bool {
-        if isClosed {
+        guard startLua() else {
             release()
             return false
         }
+        return true
+    }
+
+    @inline(__always) func leaveLua() {
+        finishLua()
+        release()
+    }
+
+    /// The bookkeeping of `enterLuaHeld` without releasing the lock when closed: false once the
+    /// interpreter is closed. Pair with `finishLua()`, lock held throughout.
+    @inline(__always) func startLua() -> Bool {
+        if isClosed { return false }
         running.wrappingAdd(1, ordering: .relaxed)
         if ld_thread_number() == 1 { mainThreadEntries.wrappingAdd(1, ordering: .relaxed) }
         return true
     }
 
-    @inline(__always) func leaveLua() {
+    /// The bookkeeping of `leaveLua`, lock kept.
+    @inline(__always) func finishLua() {
         drainDeferred()
         running.wrappingSubtract(1, ordering: .relaxed)
-        release()
     }
 
     /// `dispatch.exit`: never returns to Lua.
@@ -385,75 +397,5 @@ public final class Runtime: @unchecked Sendable {
             return refs
         }
         for ref in refs { luaL_unref(admin, ld_registryindex(), ref) }
-    }
-
-    // MARK: running blocks
-
-    /// Runs the Lua function at registry `ref` as a block of `queue`, then reports any error.
-    /// Called by Dispatch on the queue's thread, without the lock. (Blocks submitted by
-    /// `submitRecord` run through `runRecord` instead, with the same Lua part.) `kind` and
-    /// `flow` (the submission's) are for the trace.
-    func runBlock(_ ref: Int32, on queue: QueueObject, barrier: Bool = false, consume: Bool, queued: Bool,
-                  kind: TraceKind = .async, flow: UInt64 = 0) {
-        if queued { queue.queued.wrappingSubtract(1, ordering: .relaxed) }
-        defer { workDone() }
-        let requested = acquireForBlock()
-        guard enterLuaHeld() else { return }
-        runLuaBlock(on: queue, barrier: barrier, kind: kind, flow: flow, requested: requested) { T in
-            lua_rawgeti(T, ld_registryindex(), lua_Integer(ref))
-            if consume { luaL_unref(T, ld_registryindex(), ref) }
-        }
-        leaveLua()
-    }
-
-    /// The Lua part of a block: the function `push` pushes, called on a pooled thread as a
-    /// block of `queue`, its error reported, recorded when tracing (`requested`: when the block
-    /// asked for the lock, 0 when not tracing). Lock held, Lua entered.
-    @inline(__always)
-    func runLuaBlock(on queue: QueueObject, barrier: Bool, kind: TraceKind, flow: UInt64, requested: UInt64,
-                     push: (OpaquePointer) -> Void) {
-        _ = ld_frame_push(Unmanaged.passUnretained(queue).toOpaque(), barrier ? 1 : 0)
-        let T = takeThread()
-        push(T)
-        let traced = traceBegin(T, requested, queue.label, barrier ? .barrier : kind, flow: flow)
-        if ld_pcall(T, 0, 0, 1) != LUA_OK { reportError(T, label: queue.label) }
-        traceEnd(traced)
-        giveBack(T)
-        ld_frame_pop()
-    }
-
-    /// The label of the queue whose block the calling thread runs, if any.
-    func currentQueue() -> QueueObject? {
-        let n = ld_frame_count()
-        if n > 0, let q = ld_frame_queue(n - 1) {
-            return Unmanaged<QueueObject>.fromOpaque(q).takeUnretainedValue()
-        }
-        return ld_thread_number() == 1 ? mainQueue : nil
-    }
-
-    /// Reports the error that `ld_msgh` left on top of `T`'s stack, and pops it. Lock held.
-    func reportError(_ T: OpaquePointer, label: String?) {
-        let (message, traceback) = ErrorValue.pop(T)
-        handleUncaught(T, message: message, traceback: traceback, label: label)
-    }
-
-    /// Gives an uncaught error to the Lua handler, or to the default report. Lock held.
-    func handleUncaught(_ T: OpaquePointer, message: String, traceback: String, label: String?) {
-        traceInstant("error", message)
-        if errorHandlerRef != LUA_NOREF {
-            let top = lua_gettop(T)
-            lua_rawgeti(T, ld_registryindex(), lua_Integer(errorHandlerRef))
-            Lua.push(T, message)
-            Lua.push(T, traceback)
-            if let label { Lua.push(T, label) } else { lua_pushnil(T) }
-            if ld_pcall(T, 3, 0, 0) == LUA_OK { return }
-            let failure = Lua.string(T, -1) ?? "(error object is not a string)"
-            lua_settop(T, top)
-            uncaughtErrorHandler(LuaScriptError(message: "error handler failed: \(failure) (while handling: \(message))",
-                                                traceback: traceback, label: label))
-        } else {
-            uncaughtErrorHandler(LuaScriptError(message: message, traceback: traceback, label: label))
-        }
-        uncaughtErrors.wrappingAdd(1, ordering: .relaxed)
     }
 }
