@@ -74,17 +74,14 @@ void ld_push_binding(lua_State *L, int id) {
 
 // q:async(fn), the hottest call there is, checked and submitted with as few calls into Lua as
 // possible (docs/performance.md); any other form, or a submission the runtime declines, runs
-// the binding as usual. Upvalues: the binding id, `submit`, the queue metatable's address, the
-// pending table.
+// the binding as usual. Upvalues: the binding id, `submit`, the queue type's tag.
 static int submit_trampoline(lua_State *L) {
-    if (lua_gettop(L) == 2 && lua_type(L, 2) == LUA_TFUNCTION && lua_getmetatable(L, 1)) {
-        int same = lua_topointer(L, -1) == lua_touserdata(L, lua_upvalueindex(3));
-        lua_settop(L, 2);
-        void **object = same ? (void **)lua_touserdata(L, 1) : NULL;
+    if (lua_gettop(L) == 2 && lua_type(L, 2) == LUA_TFUNCTION) {
+        void **object = ld_object_at(L, 1, lua_touserdata(L, lua_upvalueindex(3)));
         if (object != NULL && *object != NULL) {
-            lua_Integer slot = ((ld_submit_fn)lua_touserdata(L, lua_upvalueindex(2)))(L, *object);
-            if (slot > 0) {
-                lua_rawseti(L, lua_upvalueindex(4), slot);  // pops the function
+            void *record = ((ld_submit_fn)lua_touserdata(L, lua_upvalueindex(2)))(L, *object);
+            if (record != NULL) {
+                ld_record_store(L, record);  // pops the function
                 return 0;
             }
         }
@@ -92,21 +89,46 @@ static int submit_trampoline(lua_State *L) {
     return trampoline(L);
 }
 
-void ld_push_binding_submit(lua_State *L, int id, ld_submit_fn submit, int metatable, int pending) {
-    metatable = lua_absindex(L, metatable);
-    pending = lua_absindex(L, pending);
+void ld_push_binding_submit(lua_State *L, int id, ld_submit_fn submit, const void *tag) {
     lua_pushinteger(L, id);
     lua_pushlightuserdata(L, (void *)submit);
-    lua_pushlightuserdata(L, (void *)lua_topointer(L, metatable));
-    lua_pushvalue(L, pending);
-    lua_pushcclosure(L, submit_trampoline, 4);
+    lua_pushlightuserdata(L, (void *)tag);
+    lua_pushcclosure(L, submit_trampoline, 3);
 }
 
-void ld_take_slot(lua_State *L, int ref, lua_Integer slot) {
-    lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
-    lua_rawgeti(L, -1, slot);
+static const char object_tags[32];
+
+const void *ld_object_tag(int kind) { return &object_tags[kind]; }
+
+void ld_object_metatable(lua_State *L, int shared) {
+    shared = lua_absindex(L, shared);
+    int fields = lua_gettop(L);
+    lua_createtable(L, 0, 8);
     lua_pushnil(L);
-    lua_rawseti(L, -3, slot);
+    while (lua_next(L, shared)) {
+        lua_pushvalue(L, -2);
+        lua_insert(L, -2);
+        lua_rawset(L, -4);
+    }
+    lua_pushliteral(L, "__index");
+    lua_pushvalue(L, fields);
+    lua_rawset(L, -3);
+    lua_replace(L, fields);
+}
+
+void ld_record_store(lua_State *L, void *record) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, ld_slab_head_of(record)->functions);
+    lua_insert(L, -2);
+    lua_rawseti(L, -2, ld_record_index(record));
+    lua_pop(L, 1);
+}
+
+void ld_record_take(lua_State *L, void *record) {
+    lua_Integer i = ld_record_index(record);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, ld_slab_head_of(record)->functions);
+    lua_rawgeti(L, -1, i);
+    lua_pushnil(L);
+    lua_rawseti(L, -3, i);
     lua_remove(L, -2);
 }
 
@@ -143,6 +165,15 @@ int ld_index(lua_State *L) {
         return 1;
     }
     lua_pushnil(L);
+    return 1;
+}
+
+int ld_index_adopting(lua_State *L) {
+    lua_pushvalue(L, lua_upvalueindex(2));
+    lua_pushvalue(L, 1);
+    lua_call(L, 1, 0);  // the object's own metatable now answers (or the call raised)
+    lua_settop(L, 2);
+    lua_gettable(L, 1);
     return 1;
 }
 

@@ -60,6 +60,38 @@ final class QueueQoSTests: XCTestCase {
         XCTAssertEqual(run.records[5], ["utility", "unspecified"])
     }
 
+    /// An inactive queue's QoS changes when it gets a target and when it is activated: `q.qos`
+    /// follows as Swift's `DispatchQueue.qos` does, also after the queue's first method call
+    /// (which gives it a fields table of its own, set again where the QoS can change).
+    func testQoSFollowsSetTargetAndActivate() {
+        let run = runLua("""
+            local q = dispatch.queue{label = "late", inactive = true}
+            t.record(q.qos)
+            q:set_target(dispatch.global("background"))
+            t.record(q.qos)
+            q:activate()
+            t.record(q.qos)
+            local r = dispatch.queue{label = "early", inactive = true}
+            r:set_target(dispatch.global("utility"))
+            r:activate()
+            t.record(r.qos)
+            """)
+        assertClean(run)
+        func name(_ q: DispatchQueue) -> String { QoS.name(q.qos.qosClass) }
+        let q = DispatchQueue(label: "late", attributes: .initiallyInactive)
+        var expected = [name(q)]
+        q.setTarget(queue: .global(qos: .background))
+        expected.append(name(q))
+        q.activate()
+        expected.append(name(q))
+        let r = DispatchQueue(label: "early", attributes: .initiallyInactive)
+        r.setTarget(queue: .global(qos: .utility))
+        r.activate()
+        expected.append(name(r))
+        XCTAssertEqual(run.strings, expected)
+        XCTAssertEqual(run.strings.last, "utility", "the comparison must not pass with everything unspecified")
+    }
+
     // MARK: helpers
 
     /// Thread numbers that ran blocks of each level's queue. Every block sleeps a moment, so that

@@ -103,7 +103,8 @@ local function module()
   walk(dispatch, "dispatch", {})
   for key, mt in pairs(debug.getregistry()) do
     if type(key) == "string" and key:match("^dispatch%.") and type(mt) == "table" then
-      -- __index is the methods table, or a function whose first upvalue is (types with fields)
+      -- __index is the methods table, or a function whose first upvalue is (types with fields:
+      -- ld_index, ld_index_adopting)
       local index, methods = rawget(mt, "__index"), nil
       if type(index) == "table" then methods = index
       elseif type(index) == "function" then _, methods = debug.getupvalue(index, 1) end

@@ -9,6 +9,20 @@
 #include <lua5.4/lualib.h>
 #include <stdint.h>
 
+// MARK: states (alloc.c)
+
+/// A new state like luaL_newstate's, whose small blocks come from pages of its own (alloc.c):
+/// every allocation of the state must then happen under its interpreter lock.
+lua_State *ld_newstate(void);
+/// lua_close, then gives the state's pages back; the number of small blocks closing left
+/// allocated (0 unless Lua leaked).
+size_t ld_closestate(lua_State *L);
+/// How many pages `L`'s small blocks occupy now; 0 for a state not made by ld_newstate or
+/// under AddressSanitizer, where every block comes from the C library.
+size_t ld_state_pages(lua_State *L);
+/// Whether ld_newstate's states have pages of their own (not under AddressSanitizer).
+int ld_pool_enabled(void);
+
 // MARK: macros
 
 static inline int ld_upvalueindex(int i) { return lua_upvalueindex(i); }
@@ -77,24 +91,66 @@ int ld_call_status(void);
 
 /// Pushes a C closure that calls binding `id` through the trampoline.
 void ld_push_binding(lua_State *L, int id);
-/// The fast path of `q:async(fn)`: given the queue's object (the pointer its userdata holds),
-/// submits the block and returns the slot of the pending-functions table where the function
-/// goes, or 0 to let the binding run instead. It must not raise.
-typedef lua_Integer (*ld_submit_fn)(lua_State *L, void *object);
-/// Like ld_push_binding, but a call with exactly a userdata whose metatable is the one at
-/// index `metatable` and a function first tries `submit`, then stores the function at the slot
-/// it returns in the table at index `pending`.
-void ld_push_binding_submit(lua_State *L, int id, ld_submit_fn submit, int metatable, int pending);
-/// Pushes slot `slot` of the table at registry `ref`, and clears the slot.
-void ld_take_slot(lua_State *L, int ref, lua_Integer slot);
 /// Same, with the `n` values on top of the stack as upvalues 2...n+1 (popped).
 void ld_push_binding_n(lua_State *L, int id, int n);
+/// The fast path of `q:async(fn)`: given the queue's object (the pointer its userdata holds),
+/// submits the block and returns its record, where the function goes (ld_record_store), or
+/// NULL to let the binding run instead. It must not raise.
+typedef void *(*ld_submit_fn)(lua_State *L, void *object);
+/// Like ld_push_binding, but a call with exactly an object of the type tagged `tag` (see
+/// ld_object_tag) and a function first tries `submit`, then stores the function for the
+/// record it returns.
+void ld_push_binding_submit(lua_State *L, int id, ld_submit_fn submit, const void *tag);
+
+// MARK: block records (BlockRecords.swift)
+
+/// Block records come in slabs of LD_SLAB_BYTES, aligned to their size. A slab's first
+/// LD_RECORD_BYTES are its head; each record after it has an index in the slab (1, 2, ...),
+/// and a pending record's function waits in the slab's table, at that index: a table whose
+/// array is made at full size, so that storing a function never rehashes.
+#define LD_SLAB_BYTES 8192
+#define LD_RECORD_BYTES 16
+typedef struct ld_slab_head {
+    void *owner;        // the runtime (unretained)
+    int32_t functions;  // registry reference of the slab's table of pending functions
+} ld_slab_head;
+static inline ld_slab_head *ld_slab_head_of(void *record) {
+    return (ld_slab_head *)((uintptr_t)record & ~(uintptr_t)(LD_SLAB_BYTES - 1));
+}
+static inline lua_Integer ld_record_index(void *record) {
+    return (lua_Integer)(((uintptr_t)record & (LD_SLAB_BYTES - 1)) / LD_RECORD_BYTES);
+}
+/// Stores the function on top of `L` (popped) as `record`'s.
+void ld_record_store(lua_State *L, void *record);
+/// Pushes `record`'s function, and clears its place.
+void ld_record_take(lua_State *L, void *record);
 
 /// lua.c's message handler: a string with a traceback appended (see ErrorValue.swift).
 int ld_msgh(lua_State *L);
 
+// MARK: object userdata (Objects.swift)
+
+/// Every object the module hands to Lua is a full userdata of two words: the object (a pointer
+/// or a 64-bit value), then its type's tag, the address of one of the module's own bytes. A
+/// type check reads the tag: it needs no metatable, so an object may have a metatable of its
+/// own (queues do: see ObjectTable.push).
+const void *ld_object_tag(int kind);
+/// The memory of the object userdata at `i` whose tag is `tag`, or NULL.
+static inline void **ld_object_at(lua_State *L, int i, const void *tag) {
+    if (lua_type(L, i) != LUA_TUSERDATA || lua_rawlen(L, i) != 2 * sizeof(void *)) return NULL;
+    void **p = (void **)lua_touserdata(L, i);
+    return p[1] == tag ? p : NULL;
+}
+/// Replaces the table on top (an object's fields) with a new metatable for that object: a copy
+/// of the table at `shared` whose __index is the fields table.
+void ld_object_metatable(lua_State *L, int shared);
+
 /// An __index function: upvalue 1 is a methods table, upvalue 2 a getter function or nil.
 int ld_index(lua_State *L);
+/// An __index function that gives the object (a userdata) a metatable of its own with binding
+/// upvalue 2, then indexes it again. Upvalue 1 is the methods table (as for ld_index), which
+/// the metatable it gives falls back to.
+int ld_index_adopting(lua_State *L);
 
 /// A __call function for callable tables: drops the table and calls upvalue 1 with the rest.
 int ld_call_dropping_self(lua_State *L);

@@ -134,6 +134,7 @@ enum QueueBinding {
             if q.inactive.exchange(false, ordering: .relaxed) {
                 a.runtime.traceInstant("activate", q.label)
                 q.queue.activate()
+                a.runtime.objects.refreshFields(a.L, 1, .queue)
             }
             return 0
         }
@@ -149,18 +150,20 @@ enum QueueBinding {
             }
             q.target = target
             q.queue.setTarget(queue: target?.queue ?? DispatchQueue.global())
+            a.runtime.objects.refreshFields(a.L, 1, .queue)
             return 0
         }
         SpecificBinding.methods(&t)
-        t.fields { a throws(LuaError) in
-            let q: QueueObject = try a.object(1, .queue)
-            switch Lua.string(a.L, 2) {
-            case "label": Lua.push(a.L, q.label)
-            case "concurrent": lua_pushboolean(a.L, q.concurrent ? 1 : 0)
-            case "qos": Lua.push(a.L, q.qos)
-            default: return 0
-            }
-            return 1
+        // Fields of each queue's own (see ObjectType.objectFields); `qos` is read back from
+        // Dispatch again where it can change (set_target, activate).
+        t.objectFields { L, object in
+            let q = unsafeDowncast(object, to: QueueObject.self)
+            Lua.push(L, q.label)
+            Lua.setField(L, -2, "label")
+            lua_pushboolean(L, q.concurrent ? 1 : 0)
+            Lua.setField(L, -2, "concurrent")
+            Lua.push(L, q.qos)
+            Lua.setField(L, -2, "qos")
         }
         t.meta("__tostring") { a throws(LuaError) in
             Lua.push(a.L, (try a.object(1, .queue, as: QueueObject.self)).description)

@@ -8,13 +8,13 @@ import Synchronization
 /// Dispatch would turn into a block (two allocations and two frees per block); the records come
 /// from a free list (docs/performance.md has the figures). 16 bytes: every pending block holds
 /// one, and a script that submits in a loop keeps them all pending at once. The runtime is not
-/// stored: it is at the start of the record's slab (`BlockRecords.owner(of:)`).
+/// stored: it is in the head of the record's slab (`ld_slab_head`, `BlockRecords.owner(of:)`).
 struct BlockRecord {
     /// While the block is pending: its queue (kept alive by the queue's count of records in
     /// flight). While the record is free: the next free record.
     var link: UnsafeMutableRawPointer?
-    /// The record's slot in the pending-functions table, where its block's function waits:
-    /// fixed for the record's life, so the table's array stays as dense as the records.
+    /// The record's number among the runtime's records, fixed for its life: where its flow is
+    /// kept when tracing.
     var slot: Int32 = 0
     var barrier = false
 }
@@ -23,26 +23,27 @@ struct BlockRecord {
 /// both under the interpreter lock, so the free list needs no lock of its own. Slabs are never
 /// moved or freed while the runtime lives (the runtime retains itself while records are in
 /// flight: `Runtime.recordsPending`).
-/// A pending block's function waits in `functions`, at its record's slot.
+/// A pending block's function waits in its slab's table, at the record's index in the slab
+/// (`ld_record_store`, `ld_record_take`). Records are reused most recently freed first, so the
+/// slabs in use stay few.
 final class BlockRecords {
-    let functions = PendingFunctions()
     /// When tracing, each pending record's flow (the trace's arrow from its submission), by
     /// slot (empty when not tracing).
     @exclusivity(unchecked) var flows: [UInt64] = []
-    /// A slab is aligned to its size; its first slot holds the owning runtime (unretained), the
+    /// A slab is aligned to its size; its first slot holds its head (`ld_slab_head`), the
     /// others are records.
-    private static let slabBytes = 8192
-    private static let slabSize = slabBytes / MemoryLayout<BlockRecord>.stride
+    private static let slabBytes = Int(LD_SLAB_BYTES)
+    private static let slabSize = slabBytes / Int(LD_RECORD_BYTES)
     @exclusivity(unchecked) private var free: UnsafeMutablePointer<BlockRecord>?
     @exclusivity(unchecked) private var slabs: [UnsafeMutableRawPointer] = []
 
-    /// Lock held; `owner` is the runtime these records belong to.
-    @inline(__always) func take(for owner: Runtime) -> UnsafeMutablePointer<BlockRecord> {
+    /// Lock held; `owner` is the runtime these records belong to, `L` one of its Lua threads.
+    @inline(__always) func take(for owner: Runtime, _ L: OpaquePointer) -> UnsafeMutablePointer<BlockRecord> {
         if let r = free {
             free = r.pointee.link?.assumingMemoryBound(to: BlockRecord.self)
             return r
         }
-        return grow(owner)
+        return grow(owner, L)
     }
 
     /// Lock held.
@@ -51,19 +52,22 @@ final class BlockRecords {
         free = r
     }
 
-    /// The runtime that owns `r`: the pointer at the start of its slab.
+    /// The runtime that owns `r`: the one in its slab's head.
     @inline(__always) static func owner(of r: UnsafeMutablePointer<BlockRecord>) -> Unmanaged<Runtime> {
-        let slab = UnsafeRawPointer(bitPattern: UInt(bitPattern: r) & ~UInt(slabBytes - 1))!
-        return Unmanaged.fromOpaque(slab.load(as: UnsafeRawPointer.self))
+        Unmanaged.fromOpaque(ld_slab_head_of(r).pointee.owner)
     }
 
     /// Slabs allocated so far (each holds `slabSize - 1` records); lock held.
     var slabCount: Int { slabs.count }
 
-    private func grow(_ owner: Runtime) -> UnsafeMutablePointer<BlockRecord> {
+    private func grow(_ owner: Runtime, _ L: OpaquePointer) -> UnsafeMutablePointer<BlockRecord> {
+        precondition(MemoryLayout<BlockRecord>.stride == Int(LD_RECORD_BYTES) && MemoryLayout<ld_slab_head>.stride <= Int(LD_RECORD_BYTES))
         let slab = UnsafeMutableRawPointer.allocate(byteCount: Self.slabBytes, alignment: Self.slabBytes)
-        slab.storeBytes(of: Unmanaged.passUnretained(owner).toOpaque(), as: UnsafeMutableRawPointer.self)
-        let records = (slab + MemoryLayout<BlockRecord>.stride).bindMemory(to: BlockRecord.self, capacity: Self.slabSize - 1)
+        lua_createtable(L, Int32(Self.slabSize - 1), 0)
+        let functions = luaL_ref(L, ld_registryindex())
+        slab.bindMemory(to: ld_slab_head.self, capacity: 1)
+            .initialize(to: ld_slab_head(owner: Unmanaged.passUnretained(owner).toOpaque(), functions: functions))
+        let records = (slab + Int(LD_RECORD_BYTES)).bindMemory(to: BlockRecord.self, capacity: Self.slabSize - 1)
         let first = Int32(slabs.count * Self.slabSize)
         for i in 0..<(Self.slabSize - 1) {
             (records + i).initialize(to: BlockRecord(link: nil, slot: first + Int32(i) + 1, barrier: false))
@@ -114,22 +118,22 @@ extension Runtime {
             guard !barrier, let g = group.rawGroup else { return false }
             rawGroup = g
         }
-        let slot = enqueueRecord(on: q, group: rawGroup, barrier: barrier)
-        guard slot > 0 else { return false }
+        guard let r = enqueueRecord(L, on: q, group: rawGroup, barrier: barrier) else { return false }
         lua_pushvalue(L, i)
-        blockRecords.functions.store(L, slot: slot)
+        ld_record_store(L, r)
         return true
     }
 
-    /// `q:async(fn)`'s fast path (`ld_submit_fn`): the slot where C stores the function, or 0.
+    /// `q:async(fn)`'s fast path (`ld_submit_fn`): the record for which C stores the function,
+    /// or nil.
     static let submitFast: ld_submit_fn = { L, object in
         Unmanaged<Runtime>.fromOpaque(ld_extraspace(L!).pointee!)._withUnsafeGuaranteedRef {
-            $0.enqueueRecord(on: Unmanaged<QueueObject>.fromOpaque(object!), group: nil, barrier: false)
+            UnsafeMutableRawPointer($0.enqueueRecord(L!, on: Unmanaged<QueueObject>.fromOpaque(object!), group: nil, barrier: false))
         }
     }
 
-    /// Takes a record and submits its block; the record's slot, where the caller stores the
-    /// function before releasing the lock (the block needs the lock to start), or 0 if the
+    /// Takes a record and submits its block; the record, for which the caller stores the
+    /// function before releasing the lock (the block needs the lock to start), or nil if the
     /// queue's C object is unknown. When tracing, the submission starts a flow.
     ///
     /// Record blocks are counted under the lock, with plain loads and stores: no atomic
@@ -137,9 +141,10 @@ extension Runtime {
     /// retained once while they have records in flight, and the records count as one unit of
     /// `pending` (see `recordsPending`).
     @inline(__always)
-    private func enqueueRecord(on q: Unmanaged<QueueObject>, group: UnsafeMutableRawPointer?, barrier: Bool) -> lua_Integer {
-        guard let raw = q._withUnsafeGuaranteedRef({ $0.rawQueue }) else { return 0 }
-        let r = blockRecords.take(for: self)
+    private func enqueueRecord(_ L: OpaquePointer, on q: Unmanaged<QueueObject>, group: UnsafeMutableRawPointer?,
+                               barrier: Bool) -> UnsafeMutablePointer<BlockRecord>? {
+        guard let raw = q._withUnsafeGuaranteedRef({ $0.rawQueue }) else { return nil }
+        let r = blockRecords.take(for: self, L)
         if let tracer { blockRecords.flows[Int(r.pointee.slot)] = tracer.flowStart() }
         if recordsPending.addUnderLock(1) == 1 {
             _ = Unmanaged.passUnretained(self).retain()
@@ -152,7 +157,7 @@ extension Runtime {
         r.pointee.link = q.toOpaque()
         r.pointee.barrier = barrier
         ld_async_f(raw, group, barrier ? 1 : 0, r, Runtime.runRecord)
-        return lua_Integer(r.pointee.slot)
+        return r
     }
 
     /// The work function of every record block: runs it as `runBlock` would run a closure.
@@ -179,7 +184,7 @@ extension Runtime {
         if startLua() {
             let flow = requested == 0 ? 0 : blockRecords.flows[Int(slot)]
             runLuaBlock(on: queue, barrier: barrier, kind: .async, flow: flow, requested: requested) { T in
-                blockRecords.functions.take(T, slot: lua_Integer(slot))
+                ld_record_take(T, r)
             }
             finishLua()
         }

@@ -67,7 +67,7 @@ enum Module {
     static func install(_ rt: Runtime, on state: OpaquePointer? = nil, global: Bool) {
         let L = state ?? rt.L
         let (m, gc) = (spec.module, spec.gc)
-        for type in m.types { rt.objects.define(L, type, gc: gc, pending: rt.blockRecords.functions) }
+        for type in m.types { rt.objects.define(L, type, gc: gc) }
         lua_createtable(L, 0, Int32(m.functions.count + m.tables.count + 4))
         let module = lua_gettop(L)
         for (name, id) in m.functions {

@@ -29,8 +29,17 @@ enum ObjectKind: Int, CaseIterable {
 struct ObjectType {
     let kind: ObjectKind
     var methods: [(String, Int32)] = []
-    /// `(self, key) -> value` for keys that are not methods (e.g. `q.label`).
+    /// `(self, key) -> value` for keys that are not methods (e.g. `source.handle`).
     var fields: Int32?
+    /// Sets each object's read-only fields in the table on top of the stack. An object of a type
+    /// with these gets, the first time it is indexed, a metatable of its own whose `__index` is
+    /// a table of its fields that falls back to the methods table: from then on a method lookup
+    /// (`q:async`) is two table lookups in the VM, not a call of a C function. Objects never
+    /// indexed (made, passed as an argument, dropped) never pay for the tables. (Fields that can
+    /// change are set again where they change: `ObjectTable.refreshFields`.)
+    var objectFields: ((OpaquePointer, AnyObject) -> Void)?
+    /// The binding that gives an object its own metatable (`ObjectTable.adopt`).
+    var adopt: Int32?
     var metamethods: [(String, Int32)] = []
 
     init(_ kind: ObjectKind) { self.kind = kind }
@@ -53,6 +62,15 @@ struct ObjectType {
         fields = Bindings.register("__index", body)
     }
 
+    mutating func objectFields(_ body: @escaping (OpaquePointer, AnyObject) -> Void) {
+        objectFields = body
+        let kind = kind
+        adopt = Bindings.register("__index") { a throws(LuaError) in
+            try a.runtime.objects.adopt(a.L, 1, kind)
+            return 0
+        }
+    }
+
     mutating func meta(_ name: String, _ body: @escaping BindingBody) {
         metamethods.append((name, Bindings.register(name, body)))
     }
@@ -60,13 +78,17 @@ struct ObjectType {
 
 /// Per-interpreter metatables, and the userdata <-> Swift object conversions.
 ///
-/// A Swift-object userdata holds one retained pointer; `__gc` releases it. Type checks compare
-/// the metatable's address with the one made here, which is cheaper than a registry lookup.
+/// A Swift-object userdata holds one retained pointer, then its type's tag (`ld_object_tag`);
+/// `__gc` releases the pointer. Type checks compare the tag, which needs no call into Lua
+/// beyond reading the userdata.
 final class ObjectTable {
     // Written only while the module is installed, before any binding runs: every binding call
     // reads them, and Swift's dynamic exclusivity checks would cost on each read.
-    @exclusivity(unchecked) private var metatables: [UnsafeRawPointer?] = Array(repeating: nil, count: ObjectKind.allCases.count)
     @exclusivity(unchecked) private var refs: [Int32] = Array(repeating: LUA_NOREF, count: ObjectKind.allCases.count)
+    /// For types with `objectFields`: the metatable that falls back to the methods table.
+    @exclusivity(unchecked) private var fieldMetatables: [Int32] = Array(repeating: LUA_NOREF, count: ObjectKind.allCases.count)
+    @exclusivity(unchecked) private var objectFields: [((OpaquePointer, AnyObject) -> Void)?] = Array(repeating: nil, count: ObjectKind.allCases.count)
+    nonisolated(unsafe) private static let tags: [UnsafeRawPointer] = ObjectKind.allCases.map { ld_object_tag(Int32($0.rawValue))! }
 
     /// The `__gc` shared by every object type: releases the Swift object.
     static func gc(_ a: Args) throws(LuaError) -> Int32 {
@@ -79,8 +101,7 @@ final class ObjectTable {
     }
 
     /// Creates the metatable for `type` on `L` (which must be the admin or main state).
-    /// `pending` is the table where submit fast paths store functions.
-    func define(_ L: OpaquePointer, _ type: ObjectType, gc: Int32, pending: PendingFunctions) {
+    func define(_ L: OpaquePointer, _ type: ObjectType, gc: Int32) {
         let kind = type.kind
         luaL_newmetatable(L, kind.typeName)  // also sets __name
         let mt = lua_gettop(L)
@@ -88,16 +109,24 @@ final class ObjectTable {
         lua_createtable(L, 0, Int32(type.methods.count))
         for (name, id) in type.methods {
             if let submit = type.submitPaths[name] {
-                lua_rawgeti(L, ld_registryindex(), lua_Integer(pending.ref))
-                ld_push_binding_submit(L, id, submit, mt, -1)
-                lua_rotate(L, -2, 1)
-                ld_pop(L, 1)
+                ld_push_binding_submit(L, id, submit, Self.tags[kind.rawValue])
             } else {
                 ld_push_binding(L, id)
             }
             Lua.setField(L, -2, name)
         }
-        if let fields = type.fields {
+        if let fields = type.objectFields, let adopt = type.adopt {
+            // The methods table is each fields table's fallback; an object's own metatable is a
+            // copy of this one, with its fields table as __index (see `adopt`). Until it has
+            // one, indexing it adopts it.
+            objectFields[kind.rawValue] = fields
+            lua_createtable(L, 0, 1)
+            lua_pushvalue(L, -2)
+            Lua.setField(L, -2, "__index")
+            fieldMetatables[kind.rawValue] = luaL_ref(L, ld_registryindex())
+            ld_push_binding(L, adopt)
+            lua_pushcclosure(L, ld_index_adopting, 2)
+        } else if let fields = type.fields {
             ld_push_binding(L, fields)
             lua_pushcclosure(L, ld_index, 2)
         }
@@ -114,7 +143,6 @@ final class ObjectTable {
         }
         Lua.push(L, "locked")
         Lua.setField(L, mt, "__metatable")
-        metatables[kind.rawValue] = lua_topointer(L, mt)
         lua_pushvalue(L, mt)
         refs[kind.rawValue] = luaL_ref(L, ld_registryindex())
         ld_pop(L, 1)
@@ -122,16 +150,49 @@ final class ObjectTable {
 
     /// Pushes a new userdata holding a retained reference to `object`.
     func push(_ L: OpaquePointer, _ object: AnyObject, _ kind: ObjectKind) {
-        let p = ld_newuserdata(L, MemoryLayout<UnsafeMutableRawPointer?>.size)!
-        p.assumingMemoryBound(to: UnsafeMutableRawPointer?.self).pointee = Unmanaged.passRetained(object).toOpaque()
+        let p = newObject(L, kind)
+        p.storeBytes(of: Unmanaged.passRetained(object).toOpaque(), as: UnsafeMutableRawPointer?.self)
         setMetatable(L, kind)
+    }
+
+    /// Gives the object at `i` (of a type with `objectFields`) a metatable of its own: a copy of
+    /// its type's, whose `__index` is a table of the object's fields that falls back to the
+    /// methods table.
+    func adopt(_ L: OpaquePointer, _ i: Int32, _ kind: ObjectKind) throws(LuaError) {
+        guard let fields = objectFields[kind.rawValue] else { return }
+        guard let object: AnyObject = check(L, i, kind) else { throw .argument(i, "\(kind.typeName) expected") }
+        let ud = lua_absindex(L, i)
+        lua_createtable(L, 0, 4)
+        fields(L, object)
+        lua_rawgeti(L, ld_registryindex(), lua_Integer(fieldMetatables[kind.rawValue]))
+        lua_setmetatable(L, -2)
+        lua_rawgeti(L, ld_registryindex(), lua_Integer(refs[kind.rawValue]))
+        lua_rotate(L, -2, 1)
+        ld_object_metatable(L, -2)
+        lua_setmetatable(L, ud)
+        ld_pop(L, 1)
     }
 
     /// Pushes a new userdata holding a plain 64-bit value (times).
     func pushValue(_ L: OpaquePointer, _ value: Int64, _ kind: ObjectKind) {
-        let p = ld_newuserdata(L, MemoryLayout<Int64>.size)!
-        p.assumingMemoryBound(to: Int64.self).pointee = value
+        newObject(L, kind).storeBytes(of: value, as: Int64.self)
         setMetatable(L, kind)
+    }
+
+    /// Sets again the fields of the object at `i` (of a type with `objectFields`), after
+    /// something changed them; nothing to do if it has no metatable of its own yet.
+    func refreshFields(_ L: OpaquePointer, _ i: Int32, _ kind: ObjectKind) {
+        guard let fields = objectFields[kind.rawValue], let object: AnyObject = check(L, i, kind),
+              lua_getmetatable(L, i) != 0 else { return }
+        lua_pushstring(L, "__index")
+        if lua_rawget(L, -2) == LUA_TTABLE { fields(L, object) }
+        ld_pop(L, 2)
+    }
+
+    private func newObject(_ L: OpaquePointer, _ kind: ObjectKind) -> UnsafeMutableRawPointer {
+        let p = ld_newuserdata(L, 2 * MemoryLayout<UnsafeRawPointer>.size)!
+        p.storeBytes(of: Self.tags[kind.rawValue], toByteOffset: MemoryLayout<UnsafeRawPointer>.size, as: UnsafeRawPointer.self)
+        return p
     }
 
     private func setMetatable(_ L: OpaquePointer, _ kind: ObjectKind) {
@@ -139,31 +200,25 @@ final class ObjectTable {
         lua_setmetatable(L, -2)
     }
 
-    func isKind(_ L: OpaquePointer, _ i: Int32, _ kind: ObjectKind) -> Bool {
-        guard lua_type(L, i) == LUA_TUSERDATA, lua_getmetatable(L, i) != 0 else { return false }
-        let same = lua_topointer(L, -1) == metatables[kind.rawValue]
-        ld_pop(L, 1)
-        return same
+    @inline(__always) private func memory(_ L: OpaquePointer, _ i: Int32, _ kind: ObjectKind) -> UnsafeMutableRawPointer? {
+        ld_object_at(L, i, Self.tags[kind.rawValue]).map { UnsafeMutableRawPointer($0) }
     }
 
+    func isKind(_ L: OpaquePointer, _ i: Int32, _ kind: ObjectKind) -> Bool { memory(L, i, kind) != nil }
+
     func check<T: AnyObject>(_ L: OpaquePointer, _ i: Int32, _ kind: ObjectKind) -> T? {
-        guard isKind(L, i, kind),
-              let raw = lua_touserdata(L, i)?.assumingMemoryBound(to: UnsafeMutableRawPointer?.self).pointee
-        else { return nil }
-        // The metatable identifies the Swift class: no dynamic cast needed.
+        guard let raw = memory(L, i, kind)?.load(as: UnsafeMutableRawPointer?.self) else { return nil }
+        // The tag identifies the Swift class: no dynamic cast needed.
         return Unmanaged<T>.fromOpaque(raw).takeUnretainedValue()
     }
 
     /// `check` without a retain: the userdata at `i` keeps the object alive while it is on the stack.
     func unmanaged<T: AnyObject>(_ L: OpaquePointer, _ i: Int32, _ kind: ObjectKind, as _: T.Type = T.self) -> Unmanaged<T>? {
-        guard isKind(L, i, kind),
-              let raw = lua_touserdata(L, i)?.assumingMemoryBound(to: UnsafeMutableRawPointer?.self).pointee
-        else { return nil }
+        guard let raw = memory(L, i, kind)?.load(as: UnsafeMutableRawPointer?.self) else { return nil }
         return Unmanaged<T>.fromOpaque(raw)
     }
 
     func value(_ L: OpaquePointer, _ i: Int32, _ kind: ObjectKind) -> Int64? {
-        guard isKind(L, i, kind) else { return nil }
-        return lua_touserdata(L, i)!.assumingMemoryBound(to: Int64.self).pointee
+        memory(L, i, kind)?.load(as: Int64.self)
     }
 }
