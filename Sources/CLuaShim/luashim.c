@@ -74,14 +74,21 @@ void ld_push_binding(lua_State *L, int id) {
 
 // q:async(fn), the hottest call there is, checked and submitted with as few calls into Lua as
 // possible (docs/performance.md); any other form, or a submission the runtime declines, runs
-// the binding as usual. Upvalues: the binding id, `submit`, the queue type's tag.
+// the binding as usual. Upvalue: the binding id. The submit function and the queue type's tag
+// are the same for every interpreter, so they are kept here rather than read from upvalues.
+static ld_submit_fn submit_fn;
+static const void *submit_tag;
+
 static int submit_trampoline(lua_State *L) {
     if (lua_gettop(L) == 2 && lua_type(L, 2) == LUA_TFUNCTION) {
-        void **object = ld_object_at(L, 1, lua_touserdata(L, lua_upvalueindex(3)));
+        void **object = ld_object_at(L, 1, submit_tag);
         if (object != NULL && *object != NULL) {
-            void *record = ((ld_submit_fn)lua_touserdata(L, lua_upvalueindex(2)))(L, *object);
+            void *record = submit_fn(L, *object);
             if (record != NULL) {
-                ld_record_store(L, record);  // pops the function
+                // The function goes in its slab's table; what is left on the stack is dropped.
+                lua_rawgeti(L, LUA_REGISTRYINDEX, ld_slab_head_of(record)->functions);
+                lua_pushvalue(L, 2);
+                lua_rawseti(L, -2, ld_record_index(record));
                 return 0;
             }
         }
@@ -90,10 +97,25 @@ static int submit_trampoline(lua_State *L) {
 }
 
 void ld_push_binding_submit(lua_State *L, int id, ld_submit_fn submit, const void *tag) {
+    submit_fn = submit;
+    submit_tag = tag;
     lua_pushinteger(L, id);
-    lua_pushlightuserdata(L, (void *)submit);
-    lua_pushlightuserdata(L, (void *)tag);
-    lua_pushcclosure(L, submit_trampoline, 3);
+    lua_pushcclosure(L, submit_trampoline, 1);
+}
+
+void ld_record_store(lua_State *L, void *record) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, ld_slab_head_of(record)->functions);
+    lua_insert(L, -2);
+    lua_rawseti(L, -2, ld_record_index(record));
+    lua_pop(L, 1);
+}
+
+void ld_record_take(lua_State *L, void *record) {
+    lua_Integer i = ld_record_index(record);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, ld_slab_head_of(record)->functions);
+    lua_rawgeti(L, -1, i);
+    lua_pushnil(L);
+    lua_rawseti(L, -3, i);
 }
 
 static const char object_tags[32];
@@ -114,22 +136,6 @@ void ld_object_metatable(lua_State *L, int shared) {
     lua_pushvalue(L, fields);
     lua_rawset(L, -3);
     lua_replace(L, fields);
-}
-
-void ld_record_store(lua_State *L, void *record) {
-    lua_rawgeti(L, LUA_REGISTRYINDEX, ld_slab_head_of(record)->functions);
-    lua_insert(L, -2);
-    lua_rawseti(L, -2, ld_record_index(record));
-    lua_pop(L, 1);
-}
-
-void ld_record_take(lua_State *L, void *record) {
-    lua_Integer i = ld_record_index(record);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, ld_slab_head_of(record)->functions);
-    lua_rawgeti(L, -1, i);
-    lua_pushnil(L);
-    lua_rawseti(L, -3, i);
-    lua_remove(L, -2);
 }
 
 void ld_push_binding_n(lua_State *L, int id, int n) {

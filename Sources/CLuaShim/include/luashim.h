@@ -99,7 +99,7 @@ void ld_push_binding_n(lua_State *L, int id, int n);
 typedef void *(*ld_submit_fn)(lua_State *L, void *object);
 /// Like ld_push_binding, but a call with exactly an object of the type tagged `tag` (see
 /// ld_object_tag) and a function first tries `submit`, then stores the function for the
-/// record it returns.
+/// record it returns. One type of one submit function per process (the queue's `async`).
 void ld_push_binding_submit(lua_State *L, int id, ld_submit_fn submit, const void *tag);
 
 // MARK: block records (BlockRecords.swift)
@@ -122,7 +122,8 @@ static inline lua_Integer ld_record_index(void *record) {
 }
 /// Stores the function on top of `L` (popped) as `record`'s.
 void ld_record_store(lua_State *L, void *record);
-/// Pushes `record`'s function, and clears its place.
+/// Pushes the table of `record`'s slab and, above it, `record`'s function, and clears its
+/// place in the table.
 void ld_record_take(lua_State *L, void *record);
 
 /// lua.c's message handler: a string with a traceback appended (see ErrorValue.swift).

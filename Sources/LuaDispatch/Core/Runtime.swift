@@ -26,11 +26,13 @@ public final class Runtime: @unchecked Sendable {
 
     /// Outstanding work: blocks submitted and not finished, pending notifies, live sources, ...
     let pending = Atomic<Int>(0)
-    /// Blocks running Lua right now (including ones parked in a blocking call).
+    /// Blocks running Lua right now (including ones parked in a blocking call). Written under
+    /// the lock only (`addUnderLock`), read from anywhere.
     let running = Atomic<Int>(0)
     /// Errors that reached the default handler.
     let uncaughtErrors = Atomic<Int>(0)
     /// Times Lua was entered on the main thread by a block or handler (`dispatch.run("once")`).
+    /// Written under the lock only.
     let mainThreadEntries = Atomic<Int>(0)
     /// Whether the main thread is servicing the main queue (and must be woken when idle).
     let drivingMainQueue = Atomic<Bool>(false)
@@ -289,15 +291,15 @@ public final class Runtime: @unchecked Sendable {
     /// interpreter is closed. Pair with `finishLua()`, lock held throughout.
     @inline(__always) func startLua() -> Bool {
         if isClosed { return false }
-        running.wrappingAdd(1, ordering: .relaxed)
-        if ld_thread_number() == 1 { mainThreadEntries.wrappingAdd(1, ordering: .relaxed) }
+        running.addUnderLock(1)
+        if ld_thread_number() == 1 { mainThreadEntries.addUnderLock(1) }
         return true
     }
 
     /// The bookkeeping of `leaveLua`, lock kept.
     @inline(__always) func finishLua() {
         drainDeferred()
-        running.wrappingSubtract(1, ordering: .relaxed)
+        running.addUnderLock(-1)
     }
 
     /// `dispatch.exit`: never returns to Lua.

@@ -97,8 +97,8 @@ extension Runtime {
         let requested = traceClock()
         acquire()
         defer { release() }
-        running.wrappingAdd(1, ordering: .relaxed)
-        defer { running.wrappingSubtract(1, ordering: .relaxed) }
+        running.addUnderLock(1)
+        defer { running.addUnderLock(-1) }
         let T = takeThreadForHost()
         precondition(T == L, "withMainLuaThread: call it from the main thread, outside Lua")
         defer {
@@ -120,8 +120,8 @@ extension Runtime {
         acquire()
         defer { release() }
         guard !isClosed else { throw LuaScriptError(message: "the interpreter is closed") }
-        running.wrappingAdd(1, ordering: .relaxed)
-        defer { running.wrappingSubtract(1, ordering: .relaxed) }
+        running.addUnderLock(1)
+        defer { running.addUnderLock(-1) }
         let T = takeThreadForHost()
         defer { giveBack(T) }
         let count = try prepare(T)
