@@ -244,15 +244,15 @@ void *ld_task_current(void) { return current_task; }
 void ld_task_set_current(void *task) { current_task = task; }
 
 static atomic_int next_thread_number = 2;
-static __thread int thread_number;
+__thread int ld_thread_number_cached;
 
 int64_t ld_gettid(void) { return (int64_t)syscall(SYS_gettid); }
 int ld_is_main_thread(void) { return ld_gettid() == (int64_t)getpid(); }
 
-int ld_thread_number(void) {
-    if (thread_number == 0)
-        thread_number = ld_is_main_thread() ? 1 : atomic_fetch_add(&next_thread_number, 1);
-    return thread_number;
+int ld_thread_number_first(void) {
+    if (ld_thread_number_cached == 0)
+        ld_thread_number_cached = ld_is_main_thread() ? 1 : atomic_fetch_add(&next_thread_number, 1);
+    return ld_thread_number_cached;
 }
 
 struct ld_lock {

@@ -177,8 +177,14 @@ int ld_frame_barrier(int i);
 void *ld_task_current(void);
 void ld_task_set_current(void *task);
 
-/// 1 for the process's main thread, then 2, 3, ... in order of first call.
-int ld_thread_number(void);
+/// 1 for the process's main thread, then 2, 3, ... in order of first call. Inline: every block
+/// asks, some more than once.
+extern __thread int ld_thread_number_cached;
+int ld_thread_number_first(void);
+static inline int ld_thread_number(void) {
+    int n = ld_thread_number_cached;
+    return n != 0 ? n : ld_thread_number_first();
+}
 int64_t ld_gettid(void);
 int ld_is_main_thread(void);
 

@@ -68,13 +68,16 @@ final class BlockRecords {
         slab.bindMemory(to: ld_slab_head.self, capacity: 1)
             .initialize(to: ld_slab_head(owner: Unmanaged.passUnretained(owner).toOpaque(), functions: functions))
         let records = (slab + Int(LD_RECORD_BYTES)).bindMemory(to: BlockRecord.self, capacity: Self.slabSize - 1)
-        let first = Int32(slabs.count * Self.slabSize)
-        for i in 0..<(Self.slabSize - 1) {
-            (records + i).initialize(to: BlockRecord(link: nil, slot: first + Int32(i) + 1, barrier: false))
+        // The first record is returned; the others, each linked to the next, become the free
+        // list (which is empty: `take` grows only then).
+        let first = Int32(slabs.count * Self.slabSize), count = Self.slabSize - 1
+        for i in 0..<count {
+            let next = i > 0 && i + 1 < count ? UnsafeMutableRawPointer(records + i + 1) : nil
+            (records + i).initialize(to: BlockRecord(link: next, slot: first + Int32(i) + 1, barrier: false))
         }
+        free = records + 1
         slabs.append(slab)
         if owner.tracer != nil { flows.append(contentsOf: repeatElement(0, count: Self.slabSize)) }
-        for i in 1..<(Self.slabSize - 1) { give(records + i) }
         return records
     }
 

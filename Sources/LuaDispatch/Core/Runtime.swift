@@ -39,7 +39,7 @@ public final class Runtime: @unchecked Sendable {
 
     // State below changes only under the interpreter lock, which is what makes it exclusive:
     // Swift's dynamic exclusivity checks on these hot paths would only cost time.
-    @exclusivity(unchecked) private var pool: [OpaquePointer] = []
+    private let pool = LuaThreadPool()
     /// Every thread `takeThread` made (pooled or in use), and the main Lua thread, as opposed
     /// to coroutines.
     @exclusivity(unchecked) private var pooledThreads = Set<OpaquePointer>()
@@ -347,7 +347,7 @@ public final class Runtime: @unchecked Sendable {
 
     /// A Lua thread for one block: index 1 of its stack is the message handler. Lock held.
     func takeThread() -> OpaquePointer {
-        if let T = pool.popLast() { return T }
+        if let T = pool.take() { return T }
         let T = lua_newthread(admin)!
         lua_rawgeti(admin, ld_registryindex(), lua_Integer(anchorsRef))
         lua_pushvalue(admin, -2)
@@ -370,7 +370,7 @@ public final class Runtime: @unchecked Sendable {
             mainChunkRunning.store(false, ordering: .releasing)
         } else {
             lua_settop(T, 1)
-            pool.append(T)
+            pool.give(T)
         }
     }
 
