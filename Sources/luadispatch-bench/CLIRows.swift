@@ -3,7 +3,7 @@ import Foundation
 /// The rows a user would measure: each Lua side is a script run by the release `luadispatch`
 /// CLI (`luadispatch run scripts/benchmarks/...`), each native side a standalone program built
 /// with -O (`luadispatch-native`, which links only Dispatch and Foundation). Every call of
-/// `measure` runs one pair, Lua then native, so repeats alternate the two.
+/// `measure` runs one pair, the side that runs first alternating (`inTurn`).
 enum CLIRows {
     static let rows: [Row] = [asyncSerial, asyncConcurrent, syncRoundTrip, performOverhead, pendingMemory]
 
@@ -30,19 +30,22 @@ enum CLIRows {
     /// ratio.
     nonisolated(unsafe) static var luaFirst = false
 
+    /// Runs one pair's two sides, which first alternating from one call to the next.
+    static func inTurn<A, B>(lua: () throws -> A, native: () throws -> B) throws -> (lua: A, native: B) {
+        luaFirst.toggle()
+        if luaFirst {
+            let a = try lua()
+            return (a, try native())
+        }
+        let b = try native()
+        return (try lua(), b)
+    }
+
     /// One pair: `core.lua MODE N` through the CLI and `luadispatch-native MODE N`, in turn.
     static func pair(_ mode: String, _ n: Int) throws -> (lua: [Double], native: [Double]) {
         let script = try Locations.repositoryFile("scripts/benchmarks/core.lua")
-        luaFirst.toggle()
-        var lua: [Double] = [], native: [Double] = []
-        if luaFirst {
-            lua = try output([ProcessRows.cli, "run", script, mode, "\(n)"])
-            native = try output([Self.native, mode, "\(n)"])
-        } else {
-            native = try output([Self.native, mode, "\(n)"])
-            lua = try output([ProcessRows.cli, "run", script, mode, "\(n)"])
-        }
-        return (lua, native)
+        return try inTurn(lua: { try output([ProcessRows.cli, "run", script, mode, "\(n)"]) },
+                          native: { try output([Self.native, mode, "\(n)"]) })
     }
 
     static func row(_ mode: String, unit: String, better: Row.Better, target: String, size: Int,

@@ -13,8 +13,8 @@ enum IORows {
     ) { scale in
         let duration = max(0.2, scale)
         let script = try Locations.repositoryFile("scripts/benchmarks/timer.lua")
-        let lua = try CLIRows.output([ProcessRows.cli, "run", script, "0.01", "\(duration)"])
-        let native = try CLIRows.output([CLIRows.native, "timer", "\(duration)"])
+        let (lua, native) = try CLIRows.inTurn(lua: { try CLIRows.output([ProcessRows.cli, "run", script, "0.01", "\(duration)"]) },
+                                               native: { try CLIRows.output([CLIRows.native, "timer", "\(duration)"]) })
         // timer.lua prints "timer 10 ms x N: mean lateness M us, max X us".
         guard lua.count >= 4 else { throw BenchError("unexpected timer.lua output: \(lua)") }
         return Measurement(lua: lua[2], baseline: native[0])
@@ -37,8 +37,8 @@ enum IORows {
         try makeFile(a, size: size, seed: 1)
         try makeFile(b, size: size, seed: 2)
         let script = try Locations.repositoryFile("scripts/benchmarks/combine.lua")
-        let lua = try ProcessRows.measure([ProcessRows.cli, "run", script, a, b, dir + "/lua.out"])
-        let native = try ProcessRows.measure([CLIRows.native, "combine", a, b, dir + "/native.out"])
+        let (lua, native) = try CLIRows.inTurn(lua: { try ProcessRows.measure([ProcessRows.cli, "run", script, a, b, dir + "/lua.out"]) },
+                                               native: { try ProcessRows.measure([CLIRows.native, "combine", a, b, dir + "/native.out"]) })
         let cat = try ProcessRows.measure(["/bin/cat", a, b], stdout: dir + "/cat.out")
         for out in ["lua.out", "native.out"] where !FileManager.default.contentsEqual(atPath: dir + "/" + out, andPath: dir + "/cat.out") {
             throw BenchError("\(out) differs from `cat a b`")
