@@ -185,9 +185,13 @@ extension Runtime {
         blockRecords.give(r)
         queue.queuedRecords.addUnderLock(-1)
         if startLua() {
-            let flow = requested == 0 ? 0 : blockRecords.flows[Int(slot)]
-            runLuaBlock(on: queue, barrier: barrier, kind: .async, flow: flow, requested: requested) { T in
-                ld_record_take(T, r)
+            // Untraced (requested is 0), the block runs through a copy of `runLuaBlock` from
+            // which the compiler drops every tracing step.
+            if requested == 0 {
+                runLuaBlock(on: queue, barrier: barrier, kind: .async, flow: 0, requested: 0) { T in ld_record_take(T, r) }
+            } else {
+                runLuaBlock(on: queue, barrier: barrier, kind: .async, flow: blockRecords.flows[Int(slot)],
+                            requested: requested) { T in ld_record_take(T, r) }
             }
             finishLua()
         }
