@@ -181,6 +181,8 @@ extension Runtime {
     @inline(__always)
     private func runRecord(_ r: UnsafeMutablePointer<BlockRecord>, on queue: QueueObject) -> (Bool, Bool) {
         let slot = r.pointee.slot, barrier = r.pointee.barrier
+        pushFrame(queue, barrier)
+        defer { ld_frame_pop() }
         let requested = acquireForBlock()
         blockRecords.give(r)
         queue.queuedRecords.addUnderLock(-1)

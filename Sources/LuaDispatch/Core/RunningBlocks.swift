@@ -13,6 +13,8 @@ extension Runtime {
                   kind: TraceKind = .async, flow: UInt64 = 0) {
         if queued { queue.queued.wrappingSubtract(1, ordering: .relaxed) }
         defer { workDone() }
+        pushFrame(queue, barrier)
+        defer { ld_frame_pop() }
         let requested = acquireForBlock()
         guard enterLuaHeld() else { return }
         runLuaBlock(on: queue, barrier: barrier, kind: kind, flow: flow, requested: requested) { T in
@@ -22,20 +24,26 @@ extension Runtime {
         leaveLua()
     }
 
+    /// Marks the calling thread as running a block of `queue` (`currentQueue`, the deadlock
+    /// checks of `sync`) until `ld_frame_pop`. Only the calling thread reads its frames, so this
+    /// is done before taking the lock and undone after releasing it, outside the time the
+    /// interpreter is held.
+    @inline(__always) func pushFrame(_ queue: QueueObject, _ barrier: Bool) {
+        _ = ld_frame_push(Unmanaged.passUnretained(queue).toOpaque(), barrier ? 1 : 0)
+    }
+
     /// The Lua part of a block: the function `push` pushes, called on a pooled thread as a
     /// block of `queue`, its error reported, recorded when tracing (`requested`: when the block
-    /// asked for the lock, 0 when not tracing). Lock held, Lua entered.
+    /// asked for the lock, 0 when not tracing). Lock held, Lua entered, the queue's frame pushed.
     @inline(__always)
     func runLuaBlock(on queue: QueueObject, barrier: Bool, kind: TraceKind, flow: UInt64, requested: UInt64,
                      push: (OpaquePointer) -> Void) {
-        _ = ld_frame_push(Unmanaged.passUnretained(queue).toOpaque(), barrier ? 1 : 0)
         let T = takeThread()
         push(T)
         let traced = traceBegin(T, requested, queue.label, barrier ? .barrier : kind, flow: flow)
         if ld_pcall(T, 0, 0, 1) != LUA_OK { reportError(T, label: queue.label) }
         traceEnd(traced)
         giveBack(T)
-        ld_frame_pop()
     }
 
     /// The label of the queue whose block the calling thread runs, if any.
