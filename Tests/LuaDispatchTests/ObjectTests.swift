@@ -31,7 +31,8 @@ final class ObjectTests: XCTestCase {
 
     /// Fields read the same before the queue's first method call (which gives it its own
     /// metatable) and after; unknown keys are nil; the metatable stays locked; two userdata of
-    /// one queue stay equal; fields cannot be assigned.
+    /// one queue stay equal; fields cannot be assigned; `dispatch.global` gives one userdata per
+    /// queue.
     func testQueueFieldsBeforeAndAfterItsOwnMetatable() {
         let run = runLua("""
             local function fields(q) return {q.label, q.concurrent, q.qos, q.nothing} end
@@ -43,6 +44,8 @@ final class ObjectTests: XCTestCase {
             t.record(getmetatable(q), dispatch.global() == dispatch.global(), dispatch.global().label)
             t.record(pcall(function() q.label = "changed" end), q.label)
             t.record(type(q.async), q.async == dispatch.queue("other").async)
+            t.record(rawequal(dispatch.global(), dispatch.global()), rawequal(dispatch.global("utility"), dispatch.global()),
+                     dispatch.global("utility") == dispatch.global("utility"), dispatch.global("utility").qos)
             """)
         assertClean(run)
         XCTAssertEqual(run.records[0], [.string("f"), .string("f")])
@@ -53,5 +56,7 @@ final class ObjectTests: XCTestCase {
         XCTAssertEqual(run.records[5].first, .boolean(false))
         XCTAssertEqual(run.records[5].last, .string("f"))
         XCTAssertEqual(run.records[6], [.string("function"), .boolean(true)])
+        // One userdata per global queue (which keeps its own metatable once indexed).
+        XCTAssertEqual(run.records[7], [.boolean(true), .boolean(false), .boolean(true), .string("utility")])
     }
 }

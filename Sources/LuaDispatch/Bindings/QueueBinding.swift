@@ -13,7 +13,16 @@ enum QueueBinding {
         m.function("global") { a throws(LuaError) in
             let name = try a.optionalString(1) ?? "default"
             guard let qos = QoS.parseClass(name) else { throw .argument(1, "unknown qos '\(name)'") }
-            a.runtime.objects.push(a.L, a.runtime.global(qos), .queue)
+            // One userdata per global queue, kept in the registry: it keeps the metatable it gets
+            // when first indexed, so `dispatch.global():async(f)` in a loop makes none.
+            let L = a.L, key = QoS.name(qos)
+            _ = luaL_getsubtable(L, ld_registryindex(), "dispatch.global")
+            if Lua.getField(L, -1, key) != LUA_TUSERDATA {
+                ld_pop(L, 1)
+                a.runtime.objects.push(L, a.runtime.global(qos), .queue)
+                lua_pushvalue(L, -1)
+                Lua.setField(L, -3, key)
+            }
             return 1
         }
         m.function("current_label") { a throws(LuaError) in
