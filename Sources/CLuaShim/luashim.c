@@ -103,6 +103,20 @@ void ld_push_binding_submit(lua_State *L, int id, ld_submit_fn submit, const voi
     lua_pushcclosure(L, submit_trampoline, 1);
 }
 
+static int new_slab_table(lua_State *L) {
+    lua_createtable(L, LD_SLAB_BYTES / LD_RECORD_BYTES - 1, 0);
+    lua_pushinteger(L, luaL_ref(L, LUA_REGISTRYINDEX));
+    return 1;
+}
+
+int ld_new_slab_table(lua_State *L) {
+    lua_pushcfunction(L, new_slab_table);
+    int ref = LUA_NOREF;
+    if (lua_pcall(L, 0, 1, 0) == LUA_OK) ref = (int)lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    return ref;
+}
+
 void ld_record_store(lua_State *L, void *record) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, ld_slab_head_of(record)->functions);
     lua_insert(L, -2);

@@ -50,7 +50,7 @@ final class BlockRecordTests: XCTestCase {
         for run in [a, b] {
             run.runtime.acquire()
             var taken: [UnsafeMutablePointer<BlockRecord>] = []
-            for _ in 0..<600 { taken.append(run.runtime.blockRecords.take(for: run.runtime, run.runtime.L)) }
+            for _ in 0..<600 { taken.append(run.runtime.blockRecords.take(for: run.runtime, run.runtime.L)!) }
             for r in taken {
                 XCTAssertTrue(BlockRecords.owner(of: r).takeUnretainedValue() === run.runtime)
             }

@@ -120,6 +120,10 @@ static inline ld_slab_head *ld_slab_head_of(void *record) {
 static inline lua_Integer ld_record_index(void *record) {
     return (lua_Integer)(((uintptr_t)record & (LD_SLAB_BYTES - 1)) / LD_RECORD_BYTES);
 }
+/// A new slab's table, made at full size: its registry reference, or LUA_NOREF when Lua is out
+/// of memory (made in a protected call, so that the error never unwinds through the Swift
+/// frames that call this).
+int ld_new_slab_table(lua_State *L);
 /// Stores the function on top of `L` (popped) as `record`'s.
 void ld_record_store(lua_State *L, void *record);
 /// Pushes the table of `record`'s slab and, above it, `record`'s function, and clears its

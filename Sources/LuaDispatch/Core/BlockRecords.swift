@@ -38,7 +38,8 @@ final class BlockRecords {
     @exclusivity(unchecked) private var slabs: [UnsafeMutableRawPointer] = []
 
     /// Lock held; `owner` is the runtime these records belong to, `L` one of its Lua threads.
-    @inline(__always) func take(for owner: Runtime, _ L: OpaquePointer) -> UnsafeMutablePointer<BlockRecord> {
+    /// Nil only when a new slab was needed and Lua is out of memory.
+    @inline(__always) func take(for owner: Runtime, _ L: OpaquePointer) -> UnsafeMutablePointer<BlockRecord>? {
         if let r = free {
             free = r.pointee.link?.assumingMemoryBound(to: BlockRecord.self)
             return r
@@ -60,11 +61,11 @@ final class BlockRecords {
     /// Slabs allocated so far (each holds `slabSize - 1` records); lock held.
     var slabCount: Int { slabs.count }
 
-    private func grow(_ owner: Runtime, _ L: OpaquePointer) -> UnsafeMutablePointer<BlockRecord> {
+    private func grow(_ owner: Runtime, _ L: OpaquePointer) -> UnsafeMutablePointer<BlockRecord>? {
         precondition(MemoryLayout<BlockRecord>.stride == Int(LD_RECORD_BYTES) && MemoryLayout<ld_slab_head>.stride <= Int(LD_RECORD_BYTES))
+        let functions = ld_new_slab_table(L)
+        guard functions != LUA_NOREF else { return nil }
         let slab = UnsafeMutableRawPointer.allocate(byteCount: Self.slabBytes, alignment: Self.slabBytes)
-        lua_createtable(L, Int32(Self.slabSize - 1), 0)
-        let functions = luaL_ref(L, ld_registryindex())
         slab.bindMemory(to: ld_slab_head.self, capacity: 1)
             .initialize(to: ld_slab_head(owner: Unmanaged.passUnretained(owner).toOpaque(), functions: functions))
         let records = (slab + Int(LD_RECORD_BYTES)).bindMemory(to: BlockRecord.self, capacity: Self.slabSize - 1)
@@ -137,7 +138,8 @@ extension Runtime {
 
     /// Takes a record and submits its block; the record, for which the caller stores the
     /// function before releasing the lock (the block needs the lock to start), or nil if the
-    /// queue's C object is unknown. When tracing, the submission starts a flow.
+    /// queue's C object is unknown or no record can be had (then the caller submits otherwise).
+    /// When tracing, the submission starts a flow.
     ///
     /// Record blocks are counted under the lock, with plain loads and stores: no atomic
     /// read-modify-write, no reference count touched per block. The runtime and each queue are
@@ -146,8 +148,7 @@ extension Runtime {
     @inline(__always)
     private func enqueueRecord(_ L: OpaquePointer, on q: Unmanaged<QueueObject>, group: UnsafeMutableRawPointer?,
                                barrier: Bool) -> UnsafeMutablePointer<BlockRecord>? {
-        guard let raw = q._withUnsafeGuaranteedRef({ $0.rawQueue }) else { return nil }
-        let r = blockRecords.take(for: self, L)
+        guard let raw = q._withUnsafeGuaranteedRef({ $0.rawQueue }), let r = blockRecords.take(for: self, L) else { return nil }
         if let tracer { blockRecords.flows[Int(r.pointee.slot)] = tracer.flowStart() }
         if recordsPending.addUnderLock(1) == 1 {
             _ = Unmanaged.passUnretained(self).retain()
