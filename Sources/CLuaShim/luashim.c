@@ -85,10 +85,7 @@ static int submit_trampoline(lua_State *L) {
         if (object != NULL && *object != NULL) {
             void *record = submit_fn(L, *object);
             if (record != NULL) {
-                // The function goes in its slab's table; what is left on the stack is dropped.
-                lua_rawgeti(L, LUA_REGISTRYINDEX, ld_slab_head_of(record)->functions);
-                lua_pushvalue(L, 2);
-                lua_rawseti(L, -2, ld_record_index(record));
+                ld_record_store(L, record, 2);  // the slab's table it leaves is dropped on return
                 return 0;
             }
         }
@@ -115,13 +112,6 @@ int ld_new_slab_table(lua_State *L) {
     if (lua_pcall(L, 0, 1, 0) == LUA_OK) ref = (int)lua_tointeger(L, -1);
     lua_pop(L, 1);
     return ref;
-}
-
-void ld_record_store(lua_State *L, void *record) {
-    lua_rawgeti(L, LUA_REGISTRYINDEX, ld_slab_head_of(record)->functions);
-    lua_insert(L, -2);
-    lua_rawseti(L, -2, ld_record_index(record));
-    lua_pop(L, 1);
 }
 
 void ld_record_take(lua_State *L, void *record) {

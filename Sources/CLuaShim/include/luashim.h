@@ -124,8 +124,13 @@ static inline lua_Integer ld_record_index(void *record) {
 /// of memory (made in a protected call, so that the error never unwinds through the Swift
 /// frames that call this).
 int ld_new_slab_table(lua_State *L);
-/// Stores the function on top of `L` (popped) as `record`'s.
-void ld_record_store(lua_State *L, void *record);
+/// Stores the function at index `i` of `L` (a positive index) as `record`'s, and leaves the
+/// slab's table on top (inline: the trampoline's fast path returns without popping it).
+static inline void ld_record_store(lua_State *L, void *record, int i) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, ld_slab_head_of(record)->functions);
+    lua_pushvalue(L, i);
+    lua_rawseti(L, -2, ld_record_index(record));
+}
 /// Pushes the table of `record`'s slab and, above it, `record`'s function, and clears its
 /// place in the table.
 void ld_record_take(lua_State *L, void *record);

@@ -123,8 +123,8 @@ extension Runtime {
             rawGroup = g
         }
         guard let r = enqueueRecord(L, on: q, group: rawGroup, barrier: barrier) else { return false }
-        lua_pushvalue(L, i)
-        ld_record_store(L, r)
+        ld_record_store(L, r, i)
+        ld_pop(L, 1)
         return true
     }
 
