@@ -259,63 +259,12 @@ int ld_thread_number_first(void) {
     return ld_thread_number_cached;
 }
 
-struct ld_lock {
-    pthread_mutex_t mutex;
-};
-
-static __thread ld_lock *held;
-
-ld_lock *ld_lock_new(void) {
-    ld_lock *lock = malloc(sizeof *lock);
-    // Adaptive: spin briefly before sleeping, since holders usually release within a block.
-    pthread_mutexattr_t attr;
-    pthread_mutexattr_init(&attr);
-    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
-    pthread_mutex_init(&lock->mutex, &attr);
-    pthread_mutexattr_destroy(&attr);
-    return lock;
-}
-
-void ld_lock_free(ld_lock *lock) {
-    pthread_mutex_destroy(&lock->mutex);
-    free(lock);
-}
-
-void ld_lock_acquire(ld_lock *lock) {
-    pthread_mutex_lock(&lock->mutex);
-    held = lock;
-}
-
-void ld_lock_release(ld_lock *lock) {
-    held = NULL;
-    pthread_mutex_unlock(&lock->mutex);
-}
-
-ld_lock *ld_lock_held(void) { return held; }
-
-int ld_lock_try(ld_lock *lock) {
-    if (pthread_mutex_trylock(&lock->mutex) != 0) return 0;
-    held = lock;
-    return 1;
-}
-
 static __thread unsigned long long pending_flow;
 void ld_set_pending_flow(unsigned long long flow) { pending_flow = flow; }
 unsigned long long ld_take_pending_flow(void) {
     unsigned long long f = pending_flow;
     pending_flow = 0;
     return f;
-}
-
-int ld_lock_try_acquire(ld_lock *lock, int ms) {
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    t.tv_sec += ms / 1000;
-    t.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (t.tv_nsec >= 1000000000L) { t.tv_sec += 1; t.tv_nsec -= 1000000000L; }
-    if (pthread_mutex_timedlock(&lock->mutex, &t) != 0) return 0;
-    held = lock;
-    return 1;
 }
 
 size_t ld_heap_in_use(void) { return mallinfo2().uordblks; }

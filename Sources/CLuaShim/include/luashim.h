@@ -197,15 +197,15 @@ static inline int ld_thread_number(void) {
 int64_t ld_gettid(void);
 int ld_is_main_thread(void);
 
-/// The interpreter lock: a mutex plus a per-thread "held" flag.
+/// The interpreter lock (lock.c): a futex word plus a per-thread "held" pointer.
 typedef struct ld_lock ld_lock;
 ld_lock *ld_lock_new(void);
 void ld_lock_free(ld_lock *lock);
 void ld_lock_acquire(ld_lock *lock);
 void ld_lock_release(ld_lock *lock);
-/// Takes the lock unless `ms` milliseconds pass first; 1 when taken.
 /// Takes the lock if it is free; 1 if taken, 0 otherwise.
 int ld_lock_try(ld_lock *lock);
+/// Takes the lock unless `ms` milliseconds pass first; 1 when taken.
 int ld_lock_try_acquire(ld_lock *lock, int ms);
 /// The trace flow of the work item this thread is about to run (0: none), for the trace.
 void ld_set_pending_flow(unsigned long long flow);

@@ -1,0 +1,203 @@
+// The interpreter lock: a futex word, taken with one compare-and-swap when free.
+//
+// Why not a pthread mutex: when the blocks of a concurrent queue run on two cores, each wants
+// the interpreter in turn. A waiter that takes the lock as soon as it sees it free (as glibc's
+// adaptive mutex does) hands the interpreter to the other core after every block, and every
+// hand-over moves the lines a block writes (the Lua stack, the records, the counters) between
+// the caches: on two cores a block then costs three times what it costs on one.
+// So a waiter looks at the lock once per sched_yield: the holder, back for its next block within
+// a fraction of a microsecond, usually finds the lock free first and keeps the interpreter on
+// its core, and a holder that the scheduler put off is given the core. That is unfair, within
+// a bound: a waiter that has waited URGENT_AFTER is owed the lock, and no other thread takes it
+// while a waiter is owed it. A waiter that has looked for LOOK_BUDGET sleeps on the futex, and
+// a release wakes it. docs/performance.md has the figures.
+#define _GNU_SOURCE
+#include "luashim.h"
+
+#include <linux/futex.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static __thread ld_lock *held;
+
+ld_lock *ld_lock_held(void) { return held; }
+
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define LD_LOCK_PTHREAD 1
+#endif
+#endif
+
+#ifdef LD_LOCK_PTHREAD
+// ThreadSanitizer sees pthread mutexes, not futexes: under it, the lock is a plain mutex.
+#include <pthread.h>
+
+struct ld_lock { pthread_mutex_t mutex; };
+
+ld_lock *ld_lock_new(void) {
+    ld_lock *lock = malloc(sizeof *lock);
+    pthread_mutex_init(&lock->mutex, NULL);
+    return lock;
+}
+
+void ld_lock_free(ld_lock *lock) {
+    pthread_mutex_destroy(&lock->mutex);
+    free(lock);
+}
+
+void ld_lock_acquire(ld_lock *lock) {
+    pthread_mutex_lock(&lock->mutex);
+    held = lock;
+}
+
+void ld_lock_release(ld_lock *lock) {
+    held = NULL;
+    pthread_mutex_unlock(&lock->mutex);
+}
+
+int ld_lock_try(ld_lock *lock) {
+    if (pthread_mutex_trylock(&lock->mutex) != 0) return 0;
+    held = lock;
+    return 1;
+}
+
+int ld_lock_try_acquire(ld_lock *lock, int ms) {
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_sec += ms / 1000;
+    t.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (t.tv_nsec >= 1000000000L) { t.tv_sec += 1; t.tv_nsec -= 1000000000L; }
+    if (pthread_mutex_timedlock(&lock->mutex, &t) != 0) return 0;
+    held = lock;
+    return 1;
+}
+
+#else
+
+enum { FREE = 0, HELD = 1, SLEEPERS = 2 };  // SLEEPERS: held, and a waiter may sleep on the word
+
+// In nanoseconds: how long a waiter waits before it is owed the lock (URGENT_AFTER), and how
+// long it keeps looking before it sleeps on the futex (LOOK_BUDGET).
+enum { URGENT_AFTER = 20000, LOOK_BUDGET = 40000 };
+
+struct ld_lock {
+    // Alone in their cache line, which waiters read. `urgent` counts the waiters owed the lock.
+    _Alignas(64) _Atomic uint32_t word;
+    _Atomic uint32_t urgent;
+    char pad[56];
+};
+
+ld_lock *ld_lock_new(void) {
+    ld_lock *lock = aligned_alloc(64, sizeof(ld_lock));
+    if (lock == NULL) abort();
+    atomic_init(&lock->word, FREE);
+    atomic_init(&lock->urgent, 0);
+    return lock;
+}
+
+void ld_lock_free(ld_lock *lock) { free(lock); }
+
+static inline int64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+// Takes the lock if it is free and no waiter is owed it.
+static inline int take_free(ld_lock *lock) {
+    uint32_t expected = FREE;
+    return atomic_load_explicit(&lock->urgent, memory_order_relaxed) == 0 &&
+           atomic_compare_exchange_strong_explicit(&lock->word, &expected, HELD, memory_order_acquire,
+                                                   memory_order_relaxed);
+}
+
+// Sleeps while the word is SLEEPERS, until `deadline` (CLOCK_MONOTONIC ns; 0: none).
+static void sleep_on(ld_lock *lock, int64_t deadline) {
+    struct timespec t, *timeout = NULL;
+    if (deadline != 0) {
+        int64_t left = deadline - now_ns();
+        if (left <= 0) return;
+        t.tv_sec = left / 1000000000;
+        t.tv_nsec = left % 1000000000;
+        timeout = &t;
+    }
+    syscall(SYS_futex, &lock->word, FUTEX_WAIT_PRIVATE, SLEEPERS, timeout, NULL, 0);
+}
+
+static void wake_one(ld_lock *lock) { syscall(SYS_futex, &lock->word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0); }
+
+// The contended path: 1 when taken, 0 if `deadline` (0: none) passed first.
+static int wait_for(ld_lock *lock, int64_t deadline) {
+    // A thread that has slept takes the lock as SLEEPERS, so that its release wakes the next
+    // sleeper (the release that woke it may have left others asleep).
+    uint32_t take_as = HELD;
+    int urgent = 0, taken = 0;
+    int64_t since = now_ns();
+    for (;;) {
+        int64_t start = now_ns();
+        for (;;) {
+            // One look per yield: seldom enough that the holder usually takes the lock back
+            // for its next block first, and a holder the scheduler put off gets the core.
+            sched_yield();
+            uint32_t expected = FREE;
+            if (atomic_load_explicit(&lock->word, memory_order_relaxed) == FREE &&
+                (urgent || atomic_load_explicit(&lock->urgent, memory_order_relaxed) == 0) &&
+                atomic_compare_exchange_strong_explicit(&lock->word, &expected, take_as, memory_order_acquire,
+                                                        memory_order_relaxed)) {
+                taken = 1;
+                goto done;
+            }
+            int64_t t = now_ns();
+            if (deadline != 0 && t >= deadline) goto done;
+            if (!urgent && t - since >= URGENT_AFTER) {
+                urgent = 1;
+                atomic_fetch_add_explicit(&lock->urgent, 1, memory_order_relaxed);
+            }
+            if (t - start >= LOOK_BUDGET) break;
+        }
+        // Marked SLEEPERS, the word makes the holder's release wake a sleeper. (A thread gets
+        // here owed the lock, so it may take a free one.)
+        if (atomic_exchange_explicit(&lock->word, SLEEPERS, memory_order_acquire) == FREE) {
+            taken = 1;
+            goto done;
+        }
+        sleep_on(lock, deadline);
+        take_as = SLEEPERS;
+        if (deadline != 0 && now_ns() >= deadline) goto done;
+    }
+done:
+    if (urgent) atomic_fetch_sub_explicit(&lock->urgent, 1, memory_order_relaxed);
+    // Woken and leaving without the lock: pass the wake on, in case a sleeper counts on this
+    // thread's release.
+    if (!taken && take_as == SLEEPERS) wake_one(lock);
+    return taken;
+}
+
+void ld_lock_acquire(ld_lock *lock) {
+    if (!take_free(lock)) wait_for(lock, 0);
+    held = lock;
+}
+
+void ld_lock_release(ld_lock *lock) {
+    held = NULL;
+    if (atomic_exchange_explicit(&lock->word, FREE, memory_order_release) == SLEEPERS) wake_one(lock);
+}
+
+int ld_lock_try(ld_lock *lock) {
+    if (!take_free(lock)) return 0;
+    held = lock;
+    return 1;
+}
+
+int ld_lock_try_acquire(ld_lock *lock, int ms) {
+    if (!take_free(lock) && !wait_for(lock, now_ns() + (int64_t)ms * 1000000)) return 0;
+    held = lock;
+    return 1;
+}
+
+#endif
