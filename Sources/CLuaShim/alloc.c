@@ -28,7 +28,7 @@
 #define LD_POOL_DISABLED 1
 #endif
 
-#define LD_POOL_GRAIN 16
+#define LD_POOL_GRAIN 8           // classes by 8 bytes: Lua aligns its objects to 8 (LUAI_MAXALIGN)
 #define LD_POOL_MAX 256
 #define LD_POOL_CLASSES (LD_POOL_MAX / LD_POOL_GRAIN)
 #define LD_PAGE_BYTES 4096      // a page is aligned to its size: a block finds its page by masking

@@ -32,6 +32,24 @@ final class AllocatorTests: XCTestCase {
         XCTAssertLessThan(left, grown / 10, "pages were not given back: \(grown) -> \(left)")
     }
 
+    /// Size classes go by 8 bytes: a closure with one upvalue (40 bytes in Lua 5.4) takes 40,
+    /// not 48 (what every block pending on a queue holds, so what a script submitting in a loop
+    /// pays per block).
+    func testClosuresTakeTheirOwnSize() throws {
+        try XCTSkipUnless(ld_pool_enabled() != 0, "blocks come from the C library under AddressSanitizer")
+        let run = runLua("local up = 0; keep = {}")
+        assertClean(run)
+        let before = pages(run.runtime)
+        try run.runtime.run(string: """
+            local up = 0
+            for i = 1, 100000 do keep[i] = function() up = up + 1 end end
+            """, name: "=closures")
+        let used = pages(run.runtime) - before
+        // 100,000 closures: about 980 pages at 40 bytes each, 1,180 at 48.
+        XCTAssertGreaterThan(used, 900)
+        XCTAssertLessThan(used, 1080, "\(used) pages for 100,000 closures of 40 bytes")
+    }
+
     /// Blocks that move between sizes (strings built up, tables that grow and shrink, across the
     /// small/large boundary both ways) keep their contents, and closing the state finds every
     /// small block freed (a debug-build assertion in `Runtime.close`).
