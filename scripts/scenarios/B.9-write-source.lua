@@ -11,7 +11,8 @@
 -- into it, writing as much as fits each time it fires (the pipe holds far
 -- less), and cancels itself when everything is written; its cancel handler
 -- closes the write end. A read source on the other end collects the bytes
--- until end of file.
+-- until end of file. The reader starts once the pipe has been found full: a
+-- reader started at once may keep up with the writer, and the pipe never fill.
 
 local dispatch = require("dispatch")
 local scenario = require("scenario")
@@ -59,6 +60,15 @@ reader = dispatch.source.read{
   end,
 }
 
+-- The reader starts once (when the pipe is first full, or when all is written).
+local readerStarted = false
+local function startReader()
+  if not readerStarted then
+    readerStarted = true
+    reader:resume()
+  end
+end
+
 -- The writer.
 local writer
 group:enter()
@@ -73,6 +83,7 @@ writer = dispatch.source.write{
       local n, _, err = dispatch.fd.write(writeFd, piece)
       if n == nil then                               -- the pipe is full (EAGAIN)
         eagains = eagains + 1
+        startReader()
         break
       end
       if n < #piece then shortWrites = shortWrites + 1 end
@@ -80,6 +91,7 @@ writer = dispatch.source.write{
     end
     if written == #payload then
       writerDone = true
+      startReader()
       print(string.format("writer: all %d bytes written in %d handler runs (%d short writes, %d times the pipe was full); cancelling",
         written, writeEvents, shortWrites, eagains))
       writer:cancel()
@@ -93,7 +105,6 @@ writer = dispatch.source.write{
   end,
 }
 
-reader:resume()
 writer:resume()
 
 group:notify(dispatch.main, function()
