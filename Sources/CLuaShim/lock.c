@@ -108,13 +108,16 @@ static inline int64_t now_ns(void) {
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
-// Takes the lock if it is free and no waiter is owed it.
-static inline int take_free(ld_lock *lock) {
+// Takes the lock, marking the word `as`, if it is free and (unless the caller is owed it
+// itself) no waiter is owed it.
+static inline int take(ld_lock *lock, uint32_t as, int owed) {
     uint32_t expected = FREE;
-    return atomic_load_explicit(&lock->urgent, memory_order_relaxed) == 0 &&
-           atomic_compare_exchange_strong_explicit(&lock->word, &expected, HELD, memory_order_acquire,
+    return (owed || atomic_load_explicit(&lock->urgent, memory_order_relaxed) == 0) &&
+           atomic_compare_exchange_strong_explicit(&lock->word, &expected, as, memory_order_acquire,
                                                    memory_order_relaxed);
 }
+
+static inline int take_free(ld_lock *lock) { return take(lock, HELD, 0); }
 
 // Sleeps while the word is SLEEPERS, until `deadline` (CLOCK_MONOTONIC ns; 0: none).
 static void sleep_on(ld_lock *lock, int64_t deadline) {
@@ -144,11 +147,7 @@ static int wait_for(ld_lock *lock, int64_t deadline) {
             // One look per yield: seldom enough that the holder usually takes the lock back
             // for its next block first, and a holder the scheduler put off gets the core.
             sched_yield();
-            uint32_t expected = FREE;
-            if (atomic_load_explicit(&lock->word, memory_order_relaxed) == FREE &&
-                (urgent || atomic_load_explicit(&lock->urgent, memory_order_relaxed) == 0) &&
-                atomic_compare_exchange_strong_explicit(&lock->word, &expected, take_as, memory_order_acquire,
-                                                        memory_order_relaxed)) {
+            if (atomic_load_explicit(&lock->word, memory_order_relaxed) == FREE && take(lock, take_as, urgent)) {
                 taken = 1;
                 goto done;
             }

@@ -6,8 +6,6 @@
 #include <malloc.h>
 #include <sys/epoll.h>
 #include <sys/stat.h>
-#include <pthread.h>
-#include <time.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/syscall.h>

@@ -203,7 +203,7 @@ ld_lock *ld_lock_new(void);
 void ld_lock_free(ld_lock *lock);
 void ld_lock_acquire(ld_lock *lock);
 void ld_lock_release(ld_lock *lock);
-/// Takes the lock if it is free; 1 if taken, 0 otherwise.
+/// Takes the lock if it is free and no waiter is owed it (lock.c); 1 if taken, 0 otherwise.
 int ld_lock_try(ld_lock *lock);
 /// Takes the lock unless `ms` milliseconds pass first; 1 when taken.
 int ld_lock_try_acquire(ld_lock *lock, int ms);
