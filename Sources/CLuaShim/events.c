@@ -64,6 +64,21 @@ int ld_signal_blocked_here(int sig) {
 
 int ld_dup_cloexec(int fd) { return fcntl(fd, F_DUPFD_CLOEXEC, 3); }
 
+#include <linux/kcmp.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+int ld_same_open_file(int a, int b) {
+    long r = syscall(SYS_kcmp, getpid(), getpid(), KCMP_FILE, a, b);
+    if (r >= 0) return r == 0;
+    // Without kcmp (a kernel built without it, or a seccomp filter refusing it): the same
+    // file, opened for the same access, is the best that can be told.
+    struct stat sa, sb;
+    if (fstat(a, &sa) != 0 || fstat(b, &sb) != 0) return 0;
+    int fa = fcntl(a, F_GETFL), fb = fcntl(b, F_GETFL);
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino && fa >= 0 && (fa & O_ACCMODE) == (fb & O_ACCMODE);
+}
+
 // MARK: the descriptor watcher (DescriptorWatcher.swift)
 
 #include <sys/epoll.h>

@@ -24,6 +24,9 @@ int ld_signal_blocked_here(int sig);
 
 /// fcntl(fd, F_DUPFD_CLOEXEC, 3): the runtime's own copy of a descriptor; -1 + errno.
 int ld_dup_cloexec(int fd);
+/// 1 when `a` and `b` refer to one open file description (kcmp(2); without it, the same file
+/// opened for the same access), else 0.
+int ld_same_open_file(int a, int b);
 
 #include <stdint.h>
 

@@ -16,17 +16,46 @@ final class IOObject: @unchecked Sendable {
     let closed = Atomic<Bool>(false)
     /// The script's descriptor for `fd=` channels (the channel itself uses the runtime's copy).
     let scriptFD: Int32?
+    /// The runtime's copy, whose operations are sequenced with every other user's.
+    let shared: IODescriptors.Shared?
 
-    init(channel: DispatchIO, type: String, scriptFD: Int32?) {
+    init(channel: DispatchIO, type: String, scriptFD: Int32?, shared: IODescriptors.Shared?) {
         self.channel = channel
         self.type = type
         self.scriptFD = scriptFD
+        self.shared = shared
+    }
+
+    /// Hands an operation to libdispatch: in turn with the other users of its descriptor for a
+    /// channel made from one. `completed` is due when the operation's last handler runs.
+    func perform(write: Bool, _ op: @escaping @Sendable () -> Void) {
+        guard let shared else { return op() }
+        shared.submit(carrier: ObjectIdentifier(self), write: write, op)
+    }
+
+    func completed(write: Bool) { shared?.completed(write: write) }
+
+    /// A close or barrier: after the operations submitted before it.
+    func afterSubmitted(_ body: @escaping @Sendable () -> Void) {
+        guard let shared else { return body() }
+        shared.afterHeld(carrier: ObjectIdentifier(self), body)
     }
 
     /// A channel nobody can use any more is closed, so that its cleanup handler runs.
     deinit {
         if !closed.exchange(true, ordering: .relaxed) { channel.close() }
     }
+}
+
+/// Bytes handed to an operation that starts later (DispatchData is immutable).
+struct SendableData: @unchecked Sendable {
+    let data: DispatchData
+    init(_ data: DispatchData) { self.data = data }
+}
+
+/// What a one-shot read has read so far.
+private final class ReadBuffer: @unchecked Sendable {
+    var data = DispatchData.empty
 }
 
 /// `dispatch.io{...}`, `dispatch.io.read`, `dispatch.io.write` and the channel methods.
@@ -40,9 +69,7 @@ enum IOBinding {
                 let fn = try a.functionRef(4)
                 let rt = a.runtime
                 rt.workAdded()
-                let own = ld_dup_cloexec(fd)  // closed once the read completed (see `make`)
-                DispatchIO.read(fromFileDescriptor: own < 0 ? fd : own, maxLength: max, runningHandlerOn: q.queue) { data, error in
-                    if own >= 0 { Glibc.close(own) }
+                let finish: @Sendable (DispatchData, Int32) -> Void = { data, error in
                     rt.callHandler(fn.ref, on: q, kind: .io) { T in
                         DataBinding.push(T, rt, data)
                         lua_pushinteger(T, lua_Integer(error))
@@ -50,18 +77,31 @@ enum IOBinding {
                     }
                     rt.workDone()
                 }
+                guard let shared = IODescriptors.acquire(fd) else {
+                    DispatchIO.read(fromFileDescriptor: fd, maxLength: max, runningHandlerOn: q.queue, handler: finish)
+                    return 0
+                }
+                oneShot(rt, shared, write: false) { channel, done in
+                    // One handler call with everything read, as dispatch_read makes. (The calls
+                    // of one operation run one after another, on its own serial queue.)
+                    let read = ReadBuffer()
+                    channel.read(offset: 0, length: max, queue: q.queue) { finished, data, error in
+                        if let data, !data.isEmpty { read.data.append(data) }
+                        guard finished else { return }
+                        done()
+                        finish(read.data, error)
+                    }
+                }
                 return 0
             }
             t.function("write") { a throws(LuaError) in
                 let fd = try FDBinding.descriptor(a, 1)
-                let data = try DataBinding.argument(a, 2)
+                let data = SendableData(try DataBinding.argument(a, 2))
                 let q = try a.queueOrDefault(3)
                 let fn = try a.functionRef(4)
                 let rt = a.runtime
                 rt.workAdded()
-                let own = ld_dup_cloexec(fd)  // closed once the write completed (see `make`)
-                DispatchIO.write(toFileDescriptor: own < 0 ? fd : own, data: data, runningHandlerOn: q.queue) { remaining, error in
-                    if own >= 0 { Glibc.close(own) }
+                let finish: @Sendable (DispatchData?, Int32) -> Void = { remaining, error in
                     rt.callHandler(fn.ref, on: q, kind: .io) { T in
                         DataBinding.push(T, rt, remaining ?? .empty)
                         lua_pushinteger(T, lua_Integer(error))
@@ -69,10 +109,38 @@ enum IOBinding {
                     }
                     rt.workDone()
                 }
+                guard let shared = IODescriptors.acquire(fd) else {
+                    DispatchIO.write(toFileDescriptor: fd, data: data.data, runningHandlerOn: q.queue, handler: finish)
+                    return 0
+                }
+                oneShot(rt, shared, write: true) { channel, done in
+                    channel.write(offset: 0, data: data.data, queue: q.queue) { finished, remaining, error in
+                        guard finished else { return }
+                        done()
+                        finish(remaining, error)
+                    }
+                }
                 return 0
             }
         }
         m.types.append(type())
+    }
+
+    /// A one-shot read or write on the runtime's channel for them (`IODescriptors`), in turn
+    /// with the descriptor's other users: `start` submits it and calls `done` first thing in
+    /// its last handler. (libdispatch's own `dispatch_read`/`dispatch_write` are not used on a
+    /// shared descriptor: their handlers run only once every channel on it has closed.)
+    private static func oneShot(_ rt: Runtime, _ shared: IODescriptors.Shared, write: Bool,
+                                _ start: @escaping @Sendable (DispatchIO, _ done: @escaping @Sendable () -> Void) -> Void) {
+        shared.submit(carrier: shared.oneShotCarrier, write: write) {
+            shared.withOneShotChannel(rt) { channel in
+                start(channel) {
+                    shared.completed(write: write)
+                    shared.oneShotDone()
+                    IODescriptors.release(shared)
+                }
+            }
+        }
     }
 
     /// `dispatch.io{path= or fd=, type=, mode=, permissions=, queue=, cleanup=}`.
@@ -126,18 +194,18 @@ enum IOBinding {
             rt.workDone()
         }
         let channel: DispatchIO
+        var shared: IODescriptors.Shared?
         if let fd {
-            // The channel works on the runtime's own copy, closed after the cleanup handler ran:
-            // libdispatch keys its descriptor entries by number, so a script closing its
-            // descriptor early, or a new one reusing the number, must never reach them.
-            let own = ld_dup_cloexec(fd)
-            if own < 0 {
-                channel = DispatchIO(type: streamType, fileDescriptor: fd, queue: q.queue, cleanupHandler: cleanupHandler)
-            } else {
-                channel = DispatchIO(type: streamType, fileDescriptor: own, queue: q.queue) { error in
+            // The channel works on the runtime's shared duplicate (see `IODescriptors`), given
+            // back after the cleanup handler ran.
+            shared = IODescriptors.acquire(fd)
+            if let shared {
+                channel = DispatchIO(type: streamType, fileDescriptor: shared.fd, queue: q.queue) { error in
                     cleanupHandler(error)
-                    Glibc.close(own)
+                    IODescriptors.release(shared)
                 }
+            } else {
+                channel = DispatchIO(type: streamType, fileDescriptor: fd, queue: q.queue, cleanupHandler: cleanupHandler)
             }
         } else {
             // A relative path makes a channel that crashes on first use: resolve it first.
@@ -150,7 +218,7 @@ enum IOBinding {
             channel = made
         }
         rt.workAdded()
-        rt.objects.push(a.L, IOObject(channel: channel, type: type, scriptFD: fd), .io)
+        rt.objects.push(a.L, IOObject(channel: channel, type: type, scriptFD: fd, shared: shared), .io)
         return 1
     }
 
@@ -164,33 +232,39 @@ enum IOBinding {
             let fn = try a.functionRef(5)
             let rt = a.runtime
             rt.workAdded()
-            ch.channel.read(offset: offset, length: len, queue: q.queue) { done, data, error in
-                rt.callHandler(fn.ref, on: q, kind: .io) { T in
-                    lua_pushboolean(T, done ? 1 : 0)
-                    DataBinding.push(T, rt, data ?? .empty)
-                    lua_pushinteger(T, lua_Integer(error))
-                    return 3
+            ch.perform(write: false) {
+                ch.channel.read(offset: offset, length: len, queue: q.queue) { done, data, error in
+                    if done { ch.completed(write: false) }
+                    rt.callHandler(fn.ref, on: q, kind: .io) { T in
+                        lua_pushboolean(T, done ? 1 : 0)
+                        DataBinding.push(T, rt, data ?? .empty)
+                        lua_pushinteger(T, lua_Integer(error))
+                        return 3
+                    }
+                    if done { rt.workDone() }
                 }
-                if done { rt.workDone() }
             }
             return 0
         }
         t.method("write") { a throws(LuaError) in
             let ch: IOObject = try a.object(1, .io)
             let offset = try offset(a, 2)
-            let data = try DataBinding.argument(a, 3)
+            let data = SendableData(try DataBinding.argument(a, 3))
             let q = try a.queueOrDefault(4)
             let fn = try a.functionRef(5)
             let rt = a.runtime
             rt.workAdded()
-            ch.channel.write(offset: offset, data: data, queue: q.queue) { done, remaining, error in
-                rt.callHandler(fn.ref, on: q, kind: .io) { T in
-                    lua_pushboolean(T, done ? 1 : 0)
-                    DataBinding.push(T, rt, remaining ?? .empty)
-                    lua_pushinteger(T, lua_Integer(error))
-                    return 3
+            ch.perform(write: true) {
+                ch.channel.write(offset: offset, data: data.data, queue: q.queue) { done, remaining, error in
+                    if done { ch.completed(write: true) }
+                    rt.callHandler(fn.ref, on: q, kind: .io) { T in
+                        lua_pushboolean(T, done ? 1 : 0)
+                        DataBinding.push(T, rt, remaining ?? .empty)
+                        lua_pushinteger(T, lua_Integer(error))
+                        return 3
+                    }
+                    if done { rt.workDone() }
                 }
-                if done { rt.workDone() }
             }
             return 0
         }
@@ -230,9 +304,11 @@ enum IOBinding {
             let fn = try a.functionRef(2)
             let rt = a.runtime
             rt.workAdded()
-            ch.channel.barrier {
-                rt.callHandler(fn.ref, on: nil, kind: .io)
-                rt.workDone()
+            ch.afterSubmitted {
+                ch.channel.barrier {
+                    rt.callHandler(fn.ref, on: nil, kind: .io)
+                    rt.workDone()
+                }
             }
             return 0
         }
@@ -245,7 +321,11 @@ enum IOBinding {
                 return true
             }
             ch.closed.store(true, ordering: .relaxed)
-            ch.channel.close(flags: stop ? .stop : [])
+            if stop {
+                ch.channel.close(flags: .stop)
+            } else {
+                ch.afterSubmitted { ch.channel.close() }
+            }
             return 0
         }
         t.fields { a throws(LuaError) in
