@@ -266,6 +266,13 @@ function dispatch.thread() end
 ---@param seconds number
 function dispatch.sleep(seconds) end
 
+---The switch interval in force, in seconds; with an argument (>= 0), sets it first. A block that
+---keeps the interpreter longer than this while another thread waits for it gives it up at its
+---next instruction; 0 is cooperative (a block keeps the interpreter until it waits).
+---@param seconds? number
+---@return number seconds
+function dispatch.switch_interval(seconds) end
+
 ---@class dispatch.once
 ---@overload fun(): any ...
 

@@ -11,14 +11,22 @@
 // a bound: a waiter that has waited URGENT_AFTER is owed the lock, and no other thread takes it
 // while a waiter is owed it. A waiter that has looked for LOOK_BUDGET sleeps on the futex, and
 // a release wakes it. docs/performance.md has the figures.
+//
+// Switching (docs/execution-model.md): a waiter that has seen one holder keep the lock for the
+// switch interval asks it to give the lock up (switching.c): it sets LD_REQUEST_SWITCH and sends
+// the holder's thread the switch signal, whose handler hooks the Lua code running there; the
+// hook calls ld_lock_yield. Nothing of this runs while nobody waits: a holder only counts its
+// acquisitions and names its thread, two stores to the line its compare-and-swap just wrote.
 #define _GNU_SOURCE
 #include "luashim.h"
+#include "switching.h"
 
 #include <linux/futex.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,6 +34,18 @@
 static __thread ld_lock *held;
 
 ld_lock *ld_lock_held(void) { return held; }
+
+static inline int64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static inline int64_t wall_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
 
 #if defined(__has_feature)
 #if __has_feature(thread_sanitizer)
@@ -37,12 +57,47 @@ ld_lock *ld_lock_held(void) { return held; }
 // ThreadSanitizer sees pthread mutexes, not futexes: under it, the lock is a plain mutex.
 #include <pthread.h>
 
-struct ld_lock { pthread_mutex_t mutex; };
+struct ld_lock {
+    pthread_mutex_t mutex;
+    ld_lock_shared s;
+};
 
 ld_lock *ld_lock_new(void) {
-    ld_lock *lock = malloc(sizeof *lock);
+    ld_lock *lock = calloc(1, sizeof *lock);
     pthread_mutex_init(&lock->mutex, NULL);
     return lock;
+}
+
+ld_lock_shared *ld_lock_state(ld_lock *lock) { return &lock->s; }
+
+static void mark_held(ld_lock *lock) {
+    held = lock;
+    ld_lock_note_holder(&lock->s);
+}
+
+// A waiter under ThreadSanitizer: timed waits of one interval, asking for a switch after each.
+static int timed_lock(ld_lock *lock, int64_t deadline) {
+    atomic_fetch_add(&lock->s.waiters, 1);
+    ld_switch_watch watch;
+    ld_switch_watch_start(&lock->s, &watch, now_ns());
+    int taken = 0;
+    for (;;) {
+        int64_t until = ld_switch_watch_until(&lock->s, &watch, deadline);
+        if (until == 0) {
+            taken = pthread_mutex_lock(&lock->mutex) == 0;
+            break;
+        }
+        struct timespec t;
+        int64_t real = until - now_ns() + wall_ns();
+        t.tv_sec = real / 1000000000;
+        t.tv_nsec = real % 1000000000;
+        if (pthread_mutex_timedlock(&lock->mutex, &t) == 0) { taken = 1; break; }
+        int64_t n = now_ns();
+        if (deadline != 0 && n >= deadline) break;
+        ld_switch_watch_check(&lock->s, &watch, n);
+    }
+    atomic_fetch_sub(&lock->s.waiters, 1);
+    return taken;
 }
 
 void ld_lock_free(ld_lock *lock) {
@@ -50,9 +105,10 @@ void ld_lock_free(ld_lock *lock) {
     free(lock);
 }
 
+
 void ld_lock_acquire(ld_lock *lock) {
-    pthread_mutex_lock(&lock->mutex);
-    held = lock;
+    if (pthread_mutex_trylock(&lock->mutex) != 0) timed_lock(lock, 0);
+    mark_held(lock);
 }
 
 void ld_lock_release(ld_lock *lock) {
@@ -62,18 +118,13 @@ void ld_lock_release(ld_lock *lock) {
 
 int ld_lock_try(ld_lock *lock) {
     if (pthread_mutex_trylock(&lock->mutex) != 0) return 0;
-    held = lock;
+    mark_held(lock);
     return 1;
 }
 
 int ld_lock_try_acquire(ld_lock *lock, int ms) {
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    t.tv_sec += ms / 1000;
-    t.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (t.tv_nsec >= 1000000000L) { t.tv_sec += 1; t.tv_nsec -= 1000000000L; }
-    if (pthread_mutex_timedlock(&lock->mutex, &t) != 0) return 0;
-    held = lock;
+    if (pthread_mutex_trylock(&lock->mutex) != 0 && !timed_lock(lock, now_ns() + (int64_t)ms * 1000000)) return 0;
+    mark_held(lock);
     return 1;
 }
 
@@ -89,12 +140,14 @@ struct ld_lock {
     // Alone in their cache line, which waiters read. `urgent` counts the waiters owed the lock.
     _Alignas(64) _Atomic uint32_t word;
     _Atomic uint32_t urgent;
-    char pad[56];
+    ld_lock_shared s;
 };
 
 ld_lock *ld_lock_new(void) {
-    ld_lock *lock = aligned_alloc(64, sizeof(ld_lock));
+    size_t size = (sizeof(ld_lock) + 63) & ~(size_t)63;
+    ld_lock *lock = aligned_alloc(64, size);
     if (lock == NULL) abort();
+    memset(lock, 0, size);
     atomic_init(&lock->word, FREE);
     atomic_init(&lock->urgent, 0);
     return lock;
@@ -102,11 +155,7 @@ ld_lock *ld_lock_new(void) {
 
 void ld_lock_free(ld_lock *lock) { free(lock); }
 
-static inline int64_t now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
+ld_lock_shared *ld_lock_state(ld_lock *lock) { return &lock->s; }
 
 // Takes the lock, marking the word `as`, if it is free and (unless the caller is owed it
 // itself) no waiter is owed it.
@@ -141,6 +190,9 @@ static int wait_for(ld_lock *lock, int64_t deadline) {
     uint32_t take_as = HELD;
     int urgent = 0, taken = 0;
     int64_t since = now_ns();
+    atomic_fetch_add_explicit(&lock->s.waiters, 1, memory_order_relaxed);
+    ld_switch_watch watch;
+    ld_switch_watch_start(&lock->s, &watch, since);
     for (;;) {
         int64_t start = now_ns();
         for (;;) {
@@ -157,6 +209,7 @@ static int wait_for(ld_lock *lock, int64_t deadline) {
                 urgent = 1;
                 atomic_fetch_add_explicit(&lock->urgent, 1, memory_order_relaxed);
             }
+            ld_switch_watch_check(&lock->s, &watch, t);
             if (t - start >= LOOK_BUDGET) break;
         }
         // Marked SLEEPERS, the word makes the holder's release wake a sleeper. (A thread gets
@@ -165,11 +218,15 @@ static int wait_for(ld_lock *lock, int64_t deadline) {
             taken = 1;
             goto done;
         }
-        sleep_on(lock, deadline);
+        // With switching on, the sleep ends after an interval, to ask the holder again.
+        sleep_on(lock, ld_switch_watch_until(&lock->s, &watch, deadline));
         take_as = SLEEPERS;
-        if (deadline != 0 && now_ns() >= deadline) goto done;
+        int64_t t = now_ns();
+        if (deadline != 0 && t >= deadline) goto done;
+        ld_switch_watch_check(&lock->s, &watch, t);
     }
 done:
+    atomic_fetch_sub_explicit(&lock->s.waiters, 1, memory_order_relaxed);
     if (urgent) atomic_fetch_sub_explicit(&lock->urgent, 1, memory_order_relaxed);
     // Woken and leaving without the lock: pass the wake on, in case a sleeper counts on this
     // thread's release.
@@ -177,9 +234,14 @@ done:
     return taken;
 }
 
+static inline void mark_held(ld_lock *lock) {
+    held = lock;
+    ld_lock_note_holder(&lock->s);
+}
+
 void ld_lock_acquire(ld_lock *lock) {
     if (!take_free(lock)) wait_for(lock, 0);
-    held = lock;
+    mark_held(lock);
 }
 
 void ld_lock_release(ld_lock *lock) {
@@ -189,14 +251,27 @@ void ld_lock_release(ld_lock *lock) {
 
 int ld_lock_try(ld_lock *lock) {
     if (!take_free(lock)) return 0;
-    held = lock;
+    mark_held(lock);
     return 1;
 }
 
 int ld_lock_try_acquire(ld_lock *lock, int ms) {
     if (!take_free(lock) && !wait_for(lock, now_ns() + (int64_t)ms * 1000000)) return 0;
-    held = lock;
+    mark_held(lock);
     return 1;
 }
 
 #endif
+
+void ld_lock_yield(ld_lock *lock) {
+    ld_lock_shared *s = ld_lock_state(lock);
+    atomic_fetch_and_explicit(&s->requests, ~(uint32_t)LD_REQUEST_SWITCH, memory_order_relaxed);
+    uint32_t n = atomic_load_explicit(&s->acquisitions, memory_order_relaxed);
+    ld_lock_release(lock);
+    // Until a waiter has had the lock (or none waits any more): the holder would otherwise
+    // usually take it straight back.
+    while (atomic_load_explicit(&s->acquisitions, memory_order_relaxed) == n &&
+           atomic_load_explicit(&s->waiters, memory_order_relaxed) > 0)
+        sched_yield();
+    ld_lock_acquire(lock);
+}

@@ -45,6 +45,39 @@ final class ModuleTests: XCTestCase {
         XCTAssertEqual(r.status, 0)
     }
 
+    /// Switching under stock `lua5.4`: the host's main chunk computing gives the interpreter up
+    /// to a ticking timer's handler, and a block computing gives it up to the main queue that
+    /// `dispatch.run` services.
+    func testSwitchingUnderStockLua() throws {
+        let r = try StockLua.script("""
+            local dispatch = require("dispatch")
+            local function spin(seconds)
+              local deadline, x = dispatch.now() + seconds, 0
+              while dispatch.now() < deadline do x = x + 1 end
+            end
+            local ticks = 0
+            local timer = dispatch.source.timer{interval = 0.01, queue = dispatch.queue("ticker"),
+                                                handler = function() ticks = ticks + 1 end}
+            timer:resume()
+            dispatch.sleep(0.05)
+            local before = ticks
+            spin(0.5)                                 -- the main chunk computes
+            print("main chunk let the timer tick", ticks - before >= 15)
+            timer:cancel()
+            local main = 0
+            local tick = dispatch.source.timer{interval = 0.01, queue = dispatch.main,
+                                               handler = function() main = main + 1 end}
+            tick:resume()
+            dispatch.global():async(function()
+              spin(0.5)                               -- a block computes
+              dispatch.main:async(function() print("block let the main queue tick", main >= 15); tick:cancel() end)
+            end)
+            dispatch.run()
+            """)
+        XCTAssertEqual(r.stdout, "main chunk let the timer tick\ttrue\nblock let the main queue tick\ttrue\n", r.stderr)
+        XCTAssertEqual(r.status, 0)
+    }
+
     /// A coroutine made before `require` has no runtime in its extra space of its own.
     func testCoroutineMadeBeforeRequire() throws {
         let r = try StockLua.script("""

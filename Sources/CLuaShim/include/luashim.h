@@ -30,8 +30,69 @@ static inline int ld_registryindex(void) { return LUA_REGISTRYINDEX; }
 static inline void ld_pop(lua_State *L, int n) { lua_pop(L, n); }
 static inline const char *ld_typename(lua_State *L, int i) { return luaL_typename(L, i); }
 static inline void ld_newtable(lua_State *L) { lua_newtable(L); }
+// The Lua states running on the calling thread, innermost last (switching.c). Inline: every
+// block pushes and pops one.
+#define LD_MAX_RUNNING 256
+typedef struct {
+    lua_State *L;
+    lua_Hook saved;  // the script's hook while the switch hook stands in for it
+    int mask, count;
+    int hooked;
+} ld_running_entry;
+extern __thread ld_running_entry ld_running_stack[LD_MAX_RUNNING];
+extern __thread int ld_running_depth, ld_running_ready;
+/// Set while the stack changes: a switch signal arriving then only sets `pending`.
+extern __thread volatile int ld_running_busy, ld_running_pending;
+void ld_running_first(void);
+void ld_running_service(void);
+void ld_running_unhook(ld_running_entry *e);
+
+/// `L` starts running on the calling thread (every block, chunk and handler pushes its pooled
+/// thread, every resume its coroutine) / the innermost state stops running here.
+static inline void ld_running_push(lua_State *L) {
+    if (!ld_running_ready) ld_running_first();
+    ld_running_busy = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    int d = ld_running_depth;
+    if (d < LD_MAX_RUNNING) {
+        ld_running_stack[d].L = L;
+        ld_running_stack[d].hooked = 0;
+    }
+    ld_running_depth = d + 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    ld_running_busy = 0;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (ld_running_pending) ld_running_service();
+}
+
+static inline void ld_running_pop(void) {
+    ld_running_busy = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    int d = ld_running_depth - 1;
+    if (d >= 0) {
+        ld_running_depth = d;
+        if (d < LD_MAX_RUNNING && ld_running_stack[d].hooked) ld_running_unhook(&ld_running_stack[d]);
+    }
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    ld_running_busy = 0;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (ld_running_pending) ld_running_service();
+}
+
+/// lua_pcall, with `L` on the calling thread's stack of running states while it runs (see
+/// switching.c): every call into Lua that the runtime makes goes through here or a resume.
 static inline int ld_pcall(lua_State *L, int nargs, int nresults, int msgh) {
-    return lua_pcall(L, nargs, nresults, msgh);
+    ld_running_push(L);
+    int status = lua_pcall(L, nargs, nresults, msgh);
+    ld_running_pop();
+    return status;
+}
+/// lua_resume, likewise.
+static inline int ld_resume(lua_State *L, lua_State *from, int nargs, int *nresults) {
+    ld_running_push(L);
+    int status = lua_resume(L, from, nargs, nresults);
+    ld_running_pop();
+    return status;
 }
 static inline void ld_insert(lua_State *L, int idx) { lua_insert(L, idx); }
 static inline void ld_remove(lua_State *L, int idx) { lua_remove(L, idx); }
@@ -212,6 +273,32 @@ void ld_set_pending_flow(unsigned long long flow);
 unsigned long long ld_take_pending_flow(void);
 /// Whether the calling thread holds some interpreter's lock (and which one).
 ld_lock *ld_lock_held(void);
+
+// MARK: switching between blocks (switching.c)
+
+/// What the switch hook calls to give the interpreter up and take it back: the runtime's
+/// bookkeeping around `ld_lock_yield`. Runs on the holder's thread, in a hook of `L`.
+typedef void (*ld_yield_fn)(lua_State *L);
+/// Installs the switch signal's handler (once per process) and the runtime's yield function.
+void ld_switching_init(ld_yield_fn fn);
+/// The signal a waiter sends the lock's holder (a real-time signal the runtime reserves).
+int ld_switch_signal(void);
+/// The switch interval of `lock`'s interpreter, in nanoseconds (0: cooperative).
+void ld_lock_set_interval(ld_lock *lock, int64_t ns);
+int64_t ld_lock_interval(ld_lock *lock);
+/// Releases the lock until another thread has taken it (or none waits), then takes it again.
+/// Clears the switch request.
+void ld_lock_yield(ld_lock *lock);
+/// The innermost state running on the calling thread, or NULL.
+lua_State *ld_running_innermost(void);
+/// The hook the script (or Ctrl-C) has on `L`, looking through a switch hook standing in for it.
+lua_Hook ld_script_hook(lua_State *L);
+/// Removes the script's hook from `L` (a pending switch stays asked for).
+void ld_clear_script_hook(lua_State *L);
+/// Replaces coroutine.resume, wrap and close (lcorolib's, keeping the stack of running states)
+/// and debug.sethook and gethook (which see the script's hook, never the switch hook) in the
+/// libraries `L` has loaded.
+void ld_switching_libs(lua_State *L);
 
 /// Bytes malloc has handed out and not had back (glibc's main arena), for measurements.
 size_t ld_heap_in_use(void);

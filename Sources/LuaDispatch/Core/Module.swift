@@ -59,6 +59,7 @@ enum Module {
         ConcurrentMapBinding.install(&m)
         TaskBinding.install(&m)
         RunBinding.install(&m)
+        SwitchingBinding.install(&m)
         return (m, gc, hostCall, loadPreloaded)
     }()
 

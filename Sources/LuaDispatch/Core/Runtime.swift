@@ -29,6 +29,8 @@ public final class Runtime: @unchecked Sendable {
     /// Blocks running Lua right now (including ones parked in a blocking call). Written under
     /// the lock only (`addUnderLock`), read from anywhere.
     let running = Atomic<Int>(0)
+    /// Times a block gave the interpreter up to a waiting one (switching).
+    let switches = Atomic<Int>(0)
     /// Errors that reached the default handler.
     let uncaughtErrors = Atomic<Int>(0)
     /// Times Lua was entered on the main thread by a block or handler (`dispatch.run("once")`).
@@ -108,7 +110,11 @@ public final class Runtime: @unchecked Sendable {
     /// `ignoreEnvironment` is `lua -E`: the package library ignores LUA_PATH and LUA_CPATH.
     /// `tracing` turns the execution timeline on or off (see `traceJSON()`); nil leaves it to
     /// `LUADISPATCH_TRACE=FILE`. `traceLimit` bounds the events kept (default 1,000,000).
-    public init(libraries: LuaLibraries = .all, ignoreEnvironment: Bool = false, tracing: Bool? = nil, traceLimit: Int? = nil) {
+    /// `switchInterval` is how long a block may keep the interpreter while another waits for
+    /// it, in seconds (0: until it waits; see `switchInterval`); nil leaves it to
+    /// `LUADISPATCH_SWITCH_INTERVAL`, else 5 ms.
+    public init(libraries: LuaLibraries = .all, ignoreEnvironment: Bool = false, tracing: Bool? = nil, traceLimit: Int? = nil,
+                switchInterval: Double? = nil) {
         #if !LUADISPATCH_NO_TRACING
         tracer = Runtime.makeTracer(tracing, limit: traceLimit)
         #endif
@@ -140,6 +146,7 @@ public final class Runtime: @unchecked Sendable {
         pooledThreads.insert(L)
         mainQueue = QueueObject(main: DispatchQueue.main)
         Module.install(self, global: !libraries.contains(.package))
+        setUpSwitching(interval: switchInterval, on: L)
         release()
         traceAtExit()
     }
@@ -176,6 +183,9 @@ public final class Runtime: @unchecked Sendable {
         mainQueue = QueueObject(main: DispatchQueue.main)
         host = HostState(self, state)
         Module.install(self, on: state, global: false)
+        setUpSwitching(interval: nil, on: state)
+        // The host's main Lua thread runs the host's code on this thread from now on.
+        ld_running_push(L)
         luaL_getsubtable(state, ld_registryindex(), LUA_LOADED_TABLE)
         _ = Lua.getField(state, -1, "dispatch")
         ld_remove(state, -2)
@@ -186,6 +196,7 @@ public final class Runtime: @unchecked Sendable {
     /// the lock. Like `close()`, except that the host closes the Lua state afterwards.
     func detachClosing() {
         guard !isClosed else { return }
+        if ld_running_innermost() == L { ld_running_pop() }
         tearDown(closingState: false)
     }
 

@@ -108,6 +108,8 @@ extension Runtime {
         lua_settop(T, 0)
         let traced = traceBegin(nil, requested, mainQueue.label, .mainChunk, source: traceSource)
         defer { traceEnd(traced) }
+        ld_running_push(T)
+        defer { ld_running_pop() }
         return body(T)
     }
 

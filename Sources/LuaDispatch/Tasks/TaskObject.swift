@@ -98,7 +98,7 @@ final class TaskObject: @unchecked Sendable {
         var results: Int32 = 0
         if requested != 0, traceSource == nil { traceSource = rt.traceSourceName(co) }
         let traced = rt.traceBegin(nil, requested, queue.label, .task, source: traceSource)
-        let status = lua_resume(co, nil, 0, &results)
+        let status = ld_resume(co, nil, 0, &results)
         rt.traceEnd(traced)
         ld_task_set_current(outer)
         switch status {

@@ -252,6 +252,14 @@ final class Tracer: @unchecked Sendable {
                      arg1: intern(kind), ts: relative(started), dur: now > started ? now - started : 0))
     }
 
+    /// A block of queue `label` gave the interpreter up for a waiting one (a switch) at
+    /// `started`, and has it back now: time it waited for the interpreter, a `lock` event.
+    func switched(started: UInt64, label: String?) {
+        let now = Tracer.clock()
+        append(Event(phase: .complete, category: .lock, tid: Int32(ld_thread_number()), name: lockName,
+                     arg1: intern(label ?? "(no queue)"), ts: relative(started), dur: now > started ? now - started : 0))
+    }
+
     /// An instant: `what` (`suspend`, `resume`, `activate`, `cancel`, `error`) about `subject`.
     func instant(_ what: String, _ subject: String) {
         append(Event(phase: .instant, category: .event, tid: Int32(ld_thread_number()), name: intern(what),

@@ -1,0 +1,275 @@
+// Switching between blocks, as CPython's switch interval does (docs/execution-model.md).
+//
+// A thread waiting for the interpreter lock that sees one holder keep it for the switch interval
+// sets LD_REQUEST_SWITCH and sends the holder's thread the switch signal (lock.c, switching.h).
+// The handler, running on the holder's thread between two of its instructions, hooks the Lua
+// state running there with lua_sethook, exactly as lua.c's Ctrl-C handler does (ldebug.c: "this
+// function can be called during a signal"); hooking from another thread would race with the
+// holder's own changes to that state. At its next instruction the hook gives the lock up until a
+// waiter has had it (ld_lock_yield, through the runtime's yield function), then the code goes on.
+//
+// To know which state runs, each thread keeps the stack of Lua states it is running: a pooled
+// thread per block, chunk or handler (pushed by the runtime), and above it the coroutines it
+// resumes (pushed by the runtime's coroutine.resume, wrap and close, and by tasks). The hook goes
+// on the innermost one. A script's own hook on that state (a debugger's, a profiler's, Ctrl-C's)
+// is kept in its stack entry while the switch hook stands in for it, given back when the hook
+// fires or the state stops running here, and debug.gethook and debug.sethook see and change the
+// script's hook, never the switch hook.
+//
+// The handler may interrupt this thread while it changes its stack (or hooks): those sections set
+// `busy`, and a signal arriving then only sets `pending`, acted on at the end of the section.
+#define _GNU_SOURCE
+#include "luashim.h"
+#include "switching.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+__thread int32_t ld_tid_cached;
+
+int32_t ld_tid_first(void) { return ld_tid_cached = (int32_t)syscall(SYS_gettid); }
+
+int ld_switch_signal(void) { return SIGRTMAX - 3; }
+
+// MARK: the states running on this thread
+
+#define MAX_RUNNING LD_MAX_RUNNING
+typedef ld_running_entry running;
+
+__thread ld_running_entry ld_running_stack[LD_MAX_RUNNING];
+__thread int ld_running_depth, ld_running_ready;
+__thread volatile int ld_running_busy, ld_running_pending;
+#define stack ld_running_stack
+#define depth ld_running_depth
+#define busy ld_running_busy
+#define pending ld_running_pending
+
+static void switch_hook(lua_State *L, lua_Debug *ar);
+
+static inline void enter_busy(void) {
+    busy = 1;
+    atomic_signal_fence(memory_order_seq_cst);
+}
+
+static void hook_innermost(void);
+
+static inline void leave_busy(void) {
+    atomic_signal_fence(memory_order_seq_cst);
+    busy = 0;
+    atomic_signal_fence(memory_order_seq_cst);
+    if (pending) hook_innermost();
+}
+
+/// The entry of `L`, innermost first; NULL if `L` does not run on this thread.
+static running *entry_of(lua_State *L) {
+    for (int i = (depth < MAX_RUNNING ? depth : MAX_RUNNING) - 1; i >= 0; i--)
+        if (stack[i].L == L) return &stack[i];
+    return NULL;
+}
+
+/// Gives `e`'s state its script hook back, if the switch hook still stands in for it.
+static void unhook(running *e) {
+    if (e->hooked && lua_gethook(e->L) == switch_hook) lua_sethook(e->L, e->saved, e->mask, e->count);
+    e->hooked = 0;
+}
+
+/// Puts the switch hook on the innermost state, if this thread holds a lock asked to switch.
+/// In the signal handler, or at the end of a busy section.
+static void hook_innermost(void) {
+    pending = 0;
+    ld_lock *lock = ld_lock_held();
+    if (lock == NULL || depth == 0 || depth > MAX_RUNNING) return;
+    if (!(atomic_load_explicit(&ld_lock_state(lock)->requests, memory_order_relaxed) & LD_REQUEST_SWITCH)) return;
+    running *e = &stack[depth - 1];
+    lua_Hook current = lua_gethook(e->L);
+    if (current == switch_hook) return;
+    // Whatever hook is there now is the script's (it may have changed since an earlier switch).
+    e->saved = current;
+    e->mask = current ? lua_gethookmask(e->L) : 0;
+    e->count = lua_gethookcount(e->L);
+    e->hooked = 1;
+    lua_sethook(e->L, switch_hook, e->mask | LUA_MASKCOUNT, 1);
+}
+
+static void on_signal(int sig) {
+    (void)sig;
+    int saved_errno = errno;
+    if (busy) pending = 1;
+    else hook_innermost();
+    errno = saved_errno;
+}
+
+void ld_running_first(void) {
+    // libdispatch's worker threads block every asynchronous signal; this one must reach them.
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, ld_switch_signal());
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    ld_running_ready = 1;
+}
+
+void ld_running_service(void) { hook_innermost(); }
+
+void ld_running_unhook(ld_running_entry *e) { unhook(e); }
+
+lua_State *ld_running_innermost(void) {
+    return depth > 0 && depth <= MAX_RUNNING ? stack[depth - 1].L : NULL;
+}
+
+// MARK: the hook
+
+static ld_yield_fn yield_fn;
+
+static void switch_hook(lua_State *L, lua_Debug *ar) {
+    enter_busy();
+    running *e = entry_of(L);
+    lua_Hook saved = NULL;
+    int mask = 0;
+    if (e != NULL && e->hooked) {
+        saved = e->saved;
+        mask = e->mask;
+        unhook(e);
+    } else {
+        lua_sethook(L, NULL, 0, 0);  // not ours to stand in for any more
+    }
+    leave_busy();
+    // The event goes on to the script's hook if it asked for it (its count is its own).
+    int event = ar->event == LUA_HOOKTAILCALL ? LUA_HOOKCALL : ar->event;
+    if (saved != NULL && event != LUA_HOOKCOUNT && (mask & (1 << event))) saved(L, ar);
+    ld_lock *lock = ld_lock_held();
+    if (lock != NULL && (atomic_load_explicit(&ld_lock_state(lock)->requests, memory_order_relaxed) & LD_REQUEST_SWITCH) &&
+        yield_fn != NULL)
+        yield_fn(L);
+}
+
+lua_Hook ld_script_hook(lua_State *L) {
+    lua_Hook h = lua_gethook(L);
+    if (h != switch_hook) return h;
+    running *e = entry_of(L);
+    return e != NULL && e->hooked ? e->saved : NULL;
+}
+
+void ld_clear_script_hook(lua_State *L) {
+    enter_busy();
+    running *e = entry_of(L);
+    if (e != NULL && e->hooked && lua_gethook(L) == switch_hook) {
+        // The switch hook stays (a switch is still asked for); the script's hook goes.
+        e->saved = NULL;
+        e->mask = 0;
+        e->count = 0;
+        lua_sethook(L, switch_hook, LUA_MASKCOUNT, 1);
+    } else {
+        if (e != NULL) e->hooked = 0;
+        lua_sethook(L, NULL, 0, 0);
+    }
+    leave_busy();
+}
+
+// MARK: the lock's side
+
+void ld_request_switch(ld_lock_shared *s) {
+    atomic_fetch_or_explicit(&s->requests, LD_REQUEST_SWITCH, memory_order_relaxed);
+    int32_t holder = atomic_load_explicit(&s->holder, memory_order_relaxed);
+    // A holder that released the lock meanwhile finds no request for a lock it holds.
+    if (holder > 0) syscall(SYS_tgkill, getpid(), holder, ld_switch_signal());
+}
+
+void ld_lock_set_interval(ld_lock *lock, int64_t ns) {
+    atomic_store_explicit(&ld_lock_state(lock)->interval, ns > 0 ? ns : 0, memory_order_relaxed);
+}
+
+int64_t ld_lock_interval(ld_lock *lock) {
+    return atomic_load_explicit(&ld_lock_state(lock)->interval, memory_order_relaxed);
+}
+
+static pthread_once_t install_once = PTHREAD_ONCE_INIT;
+
+static void install(void) {
+    struct sigaction sa;
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESTART;
+    sigfillset(&sa.sa_mask);
+    sigaction(ld_switch_signal(), &sa, NULL);
+}
+
+void ld_switching_init(ld_yield_fn fn) {
+    yield_fn = fn;
+    pthread_once(&install_once, install);
+}
+
+// MARK: the script's view of its hooks
+
+// debug.sethook and debug.gethook, run with the switch hook out of the way: the script sets and
+// reads its own hook, and a switch still asked for is hooked again afterwards (`pending`).
+static lua_CFunction original_sethook, original_gethook;
+
+static int with_script_hook(lua_State *L, lua_CFunction original, int may_raise) {
+    lua_State *target = lua_type(L, 1) == LUA_TTHREAD ? lua_tothread(L, 1) : L;
+    enter_busy();
+    running *e = entry_of(target);
+    if (e != NULL && e->hooked) {
+        unhook(e);
+        pending = 1;
+    }
+    // A call that may raise (a bad argument) must not leave `busy` set: it runs outside the
+    // section, where a switch signal could (rarely) hook the state again meanwhile.
+    if (may_raise) {
+        atomic_signal_fence(memory_order_seq_cst);
+        busy = 0;
+    }
+    int n = original(L);
+    leave_busy();
+    return n;
+}
+
+/// Whether debug.sethook's arguments would make it raise (ldblib.c 5.4.4's checks).
+static int sethook_may_raise(lua_State *L) {
+    int arg = lua_type(L, 1) == LUA_TTHREAD ? 1 : 0;
+    if (lua_type(L, arg + 1) <= 0) return 0;
+    int t = lua_type(L, arg + 2);
+    if (lua_type(L, arg + 1) != LUA_TFUNCTION || (t != LUA_TSTRING && t != LUA_TNUMBER)) return 1;
+    if (lua_type(L, arg + 3) <= 0) return 0;
+    int isint = 0;
+    lua_tointegerx(L, arg + 3, &isint);
+    return !isint;
+}
+
+static int sethook(lua_State *L) { return with_script_hook(L, original_sethook, sethook_may_raise(L)); }
+static int gethook(lua_State *L) { return with_script_hook(L, original_gethook, 0); }
+
+/// Replaces a C function field of the table on top: `name` gets `replacement`, and `*original`
+/// the function it replaces (once per process: every state's library has the same functions).
+static void replace(lua_State *L, const char *name, lua_CFunction replacement, lua_CFunction *original) {
+    lua_getfield(L, -1, name);
+    lua_CFunction f = lua_tocfunction(L, -1);
+    lua_pop(L, 1);
+    if (f == NULL || f == replacement) return;
+    if (*original == NULL) *original = f;
+    else if (*original != f) return;  // a function the runtime does not know: left alone
+    lua_pushcfunction(L, replacement);
+    lua_setfield(L, -2, name);
+}
+
+int ld_coroutine_resume(lua_State *L);
+int ld_coroutine_wrap(lua_State *L);
+int ld_coroutine_close(lua_State *L);
+
+void ld_switching_libs(lua_State *L) {
+    static lua_CFunction resume, wrap, close;
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+    if (lua_getfield(L, -1, LUA_COLIBNAME) == LUA_TTABLE) {
+        replace(L, "resume", ld_coroutine_resume, &resume);
+        replace(L, "wrap", ld_coroutine_wrap, &wrap);
+        replace(L, "close", ld_coroutine_close, &close);
+    }
+    lua_pop(L, 1);
+    if (lua_getfield(L, -1, LUA_DBLIBNAME) == LUA_TTABLE) {
+        replace(L, "sethook", sethook, &original_sethook);
+        replace(L, "gethook", gethook, &original_gethook);
+    }
+    lua_pop(L, 2);
+}

@@ -1,0 +1,22 @@
+import CLua
+import CLuaShim
+
+/// `dispatch.switch_interval([seconds])`: how long a block may keep the interpreter while another
+/// thread waits for it (Core/Switching.swift).
+enum SwitchingBinding {
+    static func install(_ m: inout ModuleSpec) {
+        m.function("switch_interval") { a throws(LuaError) in
+            let rt = a.runtime
+            if !a.isNoneOrNil(1) {
+                let seconds = try a.number(1)
+                guard seconds >= 0 else {
+                    let shown = seconds.isNaN ? "nan" : seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+                    throw .argument(1, "interval must be >= 0, got \(shown)")
+                }
+                rt.switchInterval = seconds
+            }
+            lua_pushnumber(a.L, rt.switchInterval)
+            return 1
+        }
+    }
+}

@@ -1,0 +1,233 @@
+import XCTest
+@testable import LuaDispatch
+
+/// Switching between blocks (API.md, "Switching between blocks"): Lua code that computes gives
+/// the interpreter up to a waiting block wherever it runs, and keeps it when the interval is 0.
+///
+/// Each case computes for 0.5 s in one place while a 10 ms timer ticks on a serial queue of its
+/// own, and counts the ticks that ran meanwhile: about 50 when switching works, at most one or
+/// two when the computation keeps the interpreter (the interval-0 runs show the check bites).
+final class SwitchingTests: XCTestCase {
+    /// The script prelude: `compute()` spins for 0.5 s of pure Lua and returns the ticks that ran
+    /// meanwhile; `report(n)` emits them once.
+    private static let prelude = """
+        local ticks = 0
+        local timer = dispatch.source.timer{interval = 0.01, queue = dispatch.queue("ticker"),
+                                            handler = function() ticks = ticks + 1 end}
+        timer:resume()
+        dispatch.sleep(0.05)                     -- the timer has started
+        local function compute()
+          local before, deadline, x = ticks, dispatch.now() + 0.5, 0
+          while dispatch.now() < deadline do for i = 1, 1000 do x = x + i % 7 end end
+          return ticks - before
+        end
+        local function report(n) timer:cancel(); t.emit(n) end
+
+        """
+
+    private func ticks(_ body: String, interval: Double, file: StaticString = #filePath, line: UInt = #line) -> Int {
+        let h = IOHarness()
+        h.runtime.switchInterval = interval
+        let out = h.run(Self.prelude + body, file: file, line: line)
+        XCTAssertEqual(out.count, 1, "one report", file: file, line: line)
+        return Int(out.first ?? "") ?? -1
+    }
+
+    /// Each place Lua runs, switched (default interval) and not (interval 0).
+    private func assertSwitches(_ body: String, file: StaticString = #filePath, line: UInt = #line) {
+        let switched = ticks(body, interval: 0.005, file: file, line: line)
+        XCTAssertGreaterThanOrEqual(switched, 15, "ticks while computing, switching on", file: file, line: line)
+        let kept = ticks(body, interval: 0, file: file, line: line)
+        XCTAssertLessThanOrEqual(kept, 2, "ticks while computing, interval 0", file: file, line: line)
+    }
+
+    func testPlainBlock() {
+        assertSwitches("dispatch.global():async(function() report(compute()) end)")
+    }
+
+    func testCoroutineResumedInABlock() {
+        assertSwitches("""
+            dispatch.global():async(function()
+              local co = coroutine.create(function() coroutine.yield(compute()) end)
+              local _, n = coroutine.resume(co)
+              report(n)
+            end)
+            """)
+    }
+
+    func testCoroutineWrapAndNestedCoroutines() {
+        assertSwitches("""
+            dispatch.global():async(function()
+              local outer = coroutine.wrap(function()
+                local inner = coroutine.wrap(function() return compute() end)
+                return inner()
+              end)
+              report(outer())
+            end)
+            """)
+    }
+
+    func testTask() {
+        assertSwitches("dispatch.task(function() report(compute()) end)")
+    }
+
+    func testSourceHandler() {
+        assertSwitches("""
+            local src = dispatch.source.data_add{queue = dispatch.global()}
+            src:set_event_handler(function() report(compute()); src:cancel() end)
+            src:resume()
+            src:merge(1)
+            """)
+    }
+
+    func testConcurrentPerformBody() {
+        assertSwitches("""
+            dispatch.global():async(function()
+              local n = 0
+              dispatch.concurrent_perform(1, function() n = compute() end)
+              report(n)
+            end)
+            """)
+    }
+
+    func testWorkItemPerformedInABlock() {
+        assertSwitches("""
+            local item = dispatch.work_item(function() report(compute()) end)
+            dispatch.global():async(function() item:perform() end)
+            """)
+    }
+
+    /// The chunk the host runs on the main thread (the main chunk under the CLI).
+    func testChunkOnTheMainThread() {
+        assertSwitches("report(compute())")
+    }
+
+    /// Nothing happens while nobody waits: a block computing alone is never switched out.
+    func testNoSwitchWhileNobodyWaits() throws {
+        let rt = TestRuntimes.make()
+        rt.switchInterval = 0.001
+        let before = rt.switches.load(ordering: .relaxed)
+        try rt.run(string: """
+            local dispatch = require('dispatch')
+            local deadline, x = dispatch.now() + 0.3, 0
+            while dispatch.now() < deadline do x = x + 1 end
+            """)
+        XCTAssertEqual(rt.switches.load(ordering: .relaxed) - before, 0)
+        try rt.run(string: """
+            local dispatch = require('dispatch')
+            local g = dispatch.group()
+            for _ = 1, 2 do
+              dispatch.global():async(function()
+                local deadline, x = dispatch.now() + 0.2, 0
+                while dispatch.now() < deadline do x = x + 1 end
+              end, {group = g})
+            end
+            g:wait()
+            """)
+        XCTAssertGreaterThan(rt.switches.load(ordering: .relaxed) - before, 10, "two blocks computing at once take turns")
+    }
+
+    /// Two CPU-bound blocks of a concurrent queue share the interpreter: each sees the other's
+    /// progress before it finishes. Two blocks of one serial queue never interleave, even at a
+    /// very short interval: a read-modify-write loop loses no update.
+    func testConcurrentBlocksInterleaveSerialBlocksDoNot() {
+        let h = IOHarness()
+        h.runtime.switchInterval = 0.00002
+        let out = h.run("""
+            local c = dispatch.queue{label = "c", concurrent = true}
+            local g, seen, progress = dispatch.group(), {}, {0, 0}
+            for k = 1, 2 do
+              c:async(function()
+                local other, deadline = 3 - k, dispatch.now() + 5
+                while (progress[other] < 1000 or progress[k] < 1000) and dispatch.now() < deadline do
+                  progress[k] = progress[k] + 1
+                end
+                seen[k] = progress[other] >= 1000
+              end, {group = g})
+            end
+            g:wait()
+            local s, shared = dispatch.queue("s"), 0
+            for _ = 1, 2 do
+              s:async(function()
+                for i = 1, 200000 do local v = shared; shared = v + 1 end
+              end, {group = g})
+            end
+            g:wait()
+            t.emit(seen[1], seen[2], shared)
+            """)
+        XCTAssertEqual(out, ["true true 400000"])
+    }
+
+    /// A script's own hooks keep working while switches happen, and debug.gethook returns them.
+    func testScriptHooksSurviveSwitching() {
+        let h = IOHarness()
+        h.runtime.switchInterval = 0.00002
+        let out = h.run("""
+            local g, results = dispatch.group(), {}
+            local function busy(seconds)
+              local deadline, x = dispatch.now() + seconds, 0
+              while dispatch.now() < deadline do x = x + 1 end
+            end
+            dispatch.global():async(function() busy(0.5) end, {group = g})   -- makes the block below switch
+            dispatch.global():async(function()
+              local lines = 0
+              local function h() lines = lines + 1 end
+              debug.sethook(h, "l")
+              local ok = true
+              for i = 1, 2000 do
+                local f, mask, count = debug.gethook()
+                if f ~= h or mask ~= "l" or count ~= 0 then ok = false end
+              end
+              busy(0.2)
+              local f, mask = debug.gethook()
+              debug.sethook()
+              local counted = lines
+              debug.sethook(h, "", 100)
+              busy(0.1)
+              local f2, mask2, count2 = debug.gethook()
+              debug.sethook()
+              results = {ok, f == h, mask, counted > 2000, f2 == h, mask2, count2, debug.gethook() == nil}
+            end, {group = g})
+            g:wait()
+            t.emit(table.unpack(results))
+            """)
+        XCTAssertEqual(out, ["true true l true true  100 true"])
+    }
+
+    func testSwitchIntervalReadSetAndMisuse() {
+        let h = IOHarness()
+        h.runtime.switchInterval = 0.005
+        let out = h.run("""
+            local function try(...) local ok, e = pcall(dispatch.switch_interval, ...); return ok and "ok" or e end
+            local d = dispatch.switch_interval()
+            local set = dispatch.switch_interval(0.002)
+            local now = dispatch.switch_interval(nil)
+            local off = dispatch.switch_interval(0)
+            t.emit(d, set, now, off)
+            t.emit(try(-1))
+            t.emit(try("fast"))
+            t.emit(try(0/0))
+            t.emit(try({}))
+            """)
+        XCTAssertEqual(out, [
+            "0.005 0.002 0.002 0",
+            "bad argument #1 to 'switch_interval' (interval must be >= 0, got -1)",
+            "bad argument #1 to 'switch_interval' (number expected, got string)",
+            "bad argument #1 to 'switch_interval' (interval must be >= 0, got nan)",
+            "bad argument #1 to 'switch_interval' (number expected, got table)",
+        ])
+    }
+
+    /// `Runtime(switchInterval:)` and the environment's default.
+    func testIntervalFromTheHostAndTheEnvironment() {
+        XCTAssertEqual(Runtime(switchInterval: 0.25).switchInterval, 0.25, accuracy: 1e-9)
+        XCTAssertEqual(Runtime(switchInterval: 0).switchInterval, 0)
+        let previous = getenv("LUADISPATCH_SWITCH_INTERVAL").map { String(cString: $0) }
+        setenv("LUADISPATCH_SWITCH_INTERVAL", "0.125", 1)
+        defer {
+            if let previous { setenv("LUADISPATCH_SWITCH_INTERVAL", previous, 1) } else { unsetenv("LUADISPATCH_SWITCH_INTERVAL") }
+        }
+        XCTAssertEqual(Runtime().switchInterval, 0.125, accuracy: 1e-9)
+        XCTAssertEqual(Runtime(switchInterval: 0.5).switchInterval, 0.5, accuracy: 1e-9, "the host's choice wins")
+    }
+}
