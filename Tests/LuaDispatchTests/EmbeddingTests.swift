@@ -250,8 +250,13 @@ final class EmbeddingTests: XCTestCase {
                 let r = try rt.run(string: """
                     local dispatch = require('dispatch')
                     local q = dispatch.queue{label = 'w', concurrent = true}
-                    local g, n = dispatch.group(), 0
-                    for i = 1, 20 do q:async(function() n = n + require('host').twice(1) end, {group = g}) end
+                    local g, n, count = dispatch.group(), 0, dispatch.queue('count')
+                    for i = 1, 20 do
+                      q:async(function()
+                        local v = require('host').twice(1)
+                        count:sync(function() n = n + v end)   -- blocks of q may interleave
+                      end, {group = g})
+                    end
                     g:wait()
                     local s = dispatch.queue('s'); s:suspend(); s:async(function() end)
                     return n

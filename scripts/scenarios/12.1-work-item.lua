@@ -11,8 +11,9 @@
 --
 -- As in the tutorial's output, the two runs of the item may overlap: printing its last line
 -- takes a moment here (a short sleep), and the other run goes on meanwhile on another thread.
--- (A body that never blocks would run without interruption: Lua code between two blocking
--- calls is never interleaved.) The last line says whether they overlapped in this run.
+-- Two runs at once may interleave at any instruction, so the value they share is updated on a
+-- serial queue (the tutorial's `value += 5` races in the same way). The last line says whether
+-- the runs overlapped in this run.
 local dispatch = require("dispatch")
 local scenario = require("scenario")
 
@@ -24,16 +25,20 @@ local inside, overlapped = 0, false
 
 -- workItemTest()
 local value = 10
+local valueQueue = dispatch.queue("value")   -- the runs' shared state, one change at a time
 local workItem = dispatch.work_item(function()
     print("workItem running start.---->")
-    inside = inside + 1
-    if inside > 1 then overlapped = true end
-    value = value + 5
-    print("value = " .. value)
-    values[#values + 1] = value
+    local now = valueQueue:sync(function()
+        inside = inside + 1
+        if inside > 1 then overlapped = true end
+        value = value + 5
+        values[#values + 1] = value
+        return value
+    end)
+    print("value = " .. now)
     dispatch.sleep(scenario.delay(0.1))   -- printing takes a moment
     print("---->workItem running end.")
-    inside = inside - 1
+    valueQueue:sync(function() inside = inside - 1 end)
 end)
 local queue = dispatch.global()
 

@@ -43,9 +43,16 @@ local itemQueue = dispatch.queue("stress.items")
 local taskQueues = {dispatch.queue("stress.t1"), dispatch.queue("stress.t2"),
                     dispatch.queue{label = "stress.t3", concurrent = true}, dispatch.queue("stress.t4")}
 
--- Counters. Lua code between two blocking calls is atomic, so `n = n + 1` needs no lock.
+-- Counters. Blocks that may run at the same time interleave at any instruction (switching),
+-- so every counter they share is changed on one serial queue, `stats`, the GCD way: `add` in
+-- order and without waiting (what the checks read at the end), `statsSync` where the code reads
+-- the value it has just changed. Blocks of one serial queue (1-4; 3 and 4 share a target) never
+-- interleave with each other, so the serial queues' `active` counts need no more than that.
+local stats = dispatch.queue("stress.stats")
+local function add(t, k, d) stats:async(function() t[k] = (t[k] or 0) + (d or 1) end) end
+local function statsSync(f) return stats:sync(f) end
 local done = {}                    -- per queue: task bodies run
-local active, serialOverlap, barrierActive, barrierViolations = {}, 0, {}, 0
+local active, barrierActive = {}, {}
 for i = 1, QUEUES do done[i], active[i], barrierActive[i] = 0, 0, false end
 local kinds = {}                   -- per kind: tasks run
 local expectKinds = {}             -- per kind: tasks submitted (by the producers)
@@ -54,14 +61,14 @@ local c = {
   pcallErrors = 0, deadlockErrors = 0, itemRuns = 0, cancelledRuns = 0, cancelledItems = 0,
   after = 0, asyncErrors = 0, handled = 0, dropQueueRuns = 0, dropGroupNotified = 0,
   dropSemaphores = 0, waitedItems = 0, sourceFires = 0, sourceCancels = 0, unresumedSources = 0, gcs = 0,
-  coroutineTasks = 0,
+  coroutineTasks = 0, serialOverlap = 0, barrierViolations = 0,
 }
 local failures = {}
-local function fail(msg) if #failures < 20 then failures[#failures + 1] = msg end end
+local function fail(msg) stats:async(function() if #failures < 20 then failures[#failures + 1] = msg end end) end
 
 dispatch.set_error_handler(function(message, traceback, label)
   if message:find("stress: expected async error", 1, true) then
-    c.handled = c.handled + 1
+    add(c, "handled")
   else
     fail("unexpected uncaught error on " .. tostring(label) .. ": " .. message)
   end
@@ -81,15 +88,19 @@ timer:resume()
 local liveSources, nextSource = {}, 0
 
 local function enterActive(qi)
-  active[qi] = active[qi] + 1
   if qi <= 4 then
+    active[qi] = active[qi] + 1
     -- Queues 3 and 4 share a target: together they are one serial context.
     local n = (qi == 3 or qi == 4) and (active[3] + active[4]) or active[qi]
-    if n > 1 then serialOverlap = serialOverlap + 1; if os.getenv("STRESS_DEBUG") then print("overlap", qi, active[qi], active[3], active[4], debug.traceback()) end end
+    if n > 1 then add(c, "serialOverlap"); if os.getenv("STRESS_DEBUG") then print("overlap", qi, active[qi], active[3], active[4], debug.traceback()) end end
+  else
+    statsSync(function() active[qi] = active[qi] + 1 end)
   end
-  if barrierActive[qi] then barrierViolations = barrierViolations + 1 end
+  if barrierActive[qi] then add(c, "barrierViolations") end
 end
-local function leaveActive(qi) active[qi] = active[qi] - 1 end
+local function leaveActive(qi)
+  if qi <= 4 then active[qi] = active[qi] - 1 else statsSync(function() active[qi] = active[qi] - 1 end) end
+end
 
 local function dropObjects(qi, i)
   local which = (i // 16) % 8
@@ -97,38 +108,35 @@ local function dropObjects(qi, i)
     -- A queue that is dropped while its block is pending and running.
     local tmp = dispatch.queue{label = "stress.tmp", concurrent = (i % 2 == 0)}
     all:enter()
-    tmp:async(function() c.dropQueueRuns = c.dropQueueRuns + 1; all:leave() end)
+    tmp:async(function() add(c, "dropQueueRuns"); all:leave() end)
   elseif which == 1 then
     -- A group that is dropped while entered; its notify still runs once it is left.
     local g = dispatch.group()
     g:enter()
     all:enter()
-    g:notify(q[(qi % QUEUES) + 1], function() c.dropGroupNotified = c.dropGroupNotified + 1; all:leave() end)
+    g:notify(q[(qi % QUEUES) + 1], function() add(c, "dropGroupNotified"); all:leave() end)
     q[((qi + 1) % QUEUES) + 1]:async(function() g:leave() end, {group = all})
   elseif which == 2 then
     -- A semaphore dropped below its initial value (the runtime balances it before release).
     local s = dispatch.semaphore(2)
     s:wait(); s:wait()
-    c.dropSemaphores = c.dropSemaphores + 1
+    add(c, "dropSemaphores")
   elseif which == 3 then
     -- Work items: one cancelled before it is submitted (never runs), one dropped after submit.
-    local cancelled = dispatch.work_item(function() c.cancelledRuns = c.cancelledRuns + 1 end)
+    local cancelled = dispatch.work_item(function() add(c, "cancelledRuns") end)
     cancelled:cancel()
-    c.cancelledItems = c.cancelledItems + 1
+    add(c, "cancelledItems")
     q[(qi % QUEUES) + 1]:async(cancelled, {group = all})
   elseif which == 4 then
     -- A data source whose only reference goes once its handler cancels it.
-    nextSource = nextSource + 1
-    local id = nextSource
     local src = dispatch.source.data_add{queue = q[(qi % QUEUES) + 1]}
-    liveSources[id] = src
+    local id = statsSync(function() nextSource = nextSource + 1; liveSources[nextSource] = src; return nextSource end)
     all:enter()
     src:set_event_handler(function()
-      c.sourceFires = c.sourceFires + 1
-      liveSources[id]:cancel()
-      liveSources[id] = nil
+      add(c, "sourceFires")
+      statsSync(function() liveSources[id]:cancel(); liveSources[id] = nil end)
     end)
-    src:set_cancel_handler(function() c.sourceCancels = c.sourceCancels + 1; all:leave() end)
+    src:set_cancel_handler(function() add(c, "sourceCancels"); all:leave() end)
     src:resume()
     src:merge(1)
   elseif which == 5 then
@@ -138,12 +146,12 @@ local function dropObjects(qi, i)
     local sq = dispatch.queue("stress.suspended")
     sq:suspend()
     local iq = dispatch.queue{label = "stress.inactive", inactive = true}
-    c.unresumedSources = c.unresumedSources + 1
+    add(c, "unresumedSources")
   elseif which == 6 then
-    if (i // 128) % 16 == 0 then collectgarbage(); c.gcs = c.gcs + 1 end
+    if (i // 128) % 16 == 0 then collectgarbage(); add(c, "gcs") end
   else
     -- A work item submitted to a serial queue, waited for from this block, then dropped.
-    local item = dispatch.work_item(function() c.waitedItems = c.waitedItems + 1 end)
+    local item = dispatch.work_item(function() add(c, "waitedItems") end)
     itemQueue:async(item, {group = all})
     if not item:wait(60) then fail("work item wait timed out") end
   end
@@ -151,23 +159,23 @@ end
 
 -- The body of task `i` on queue `qi`; `kind` = i % 16.
 local function task(qi, i, kind)
-  done[qi] = done[qi] + 1
-  kinds[kind] = (kinds[kind] or 0) + 1
+  add(done, qi)
+  add(kinds, kind)
   if kind == 1 then
     local v = shared:sync(function() c.sync = c.sync + 1; return i end)
     if v ~= i then fail("sync returned " .. tostring(v) .. ", not " .. i) end
   elseif kind == 2 then
     -- barrier (submitted with barrier_async): nothing else runs on this queue meanwhile.
-    if qi > 4 and active[qi] ~= 0 then barrierViolations = barrierViolations + 1 end
+    if qi > 4 and statsSync(function() return active[qi] end) ~= 0 then add(c, "barrierViolations") end
     barrierActive[qi] = true
     dispatch.sleep(0)   -- let other blocks run Lua: none of this queue's may start
-    if qi > 4 and active[qi] ~= 0 then barrierViolations = barrierViolations + 1 end
+    if qi > 4 and statsSync(function() return active[qi] end) ~= 0 then add(c, "barrierViolations") end
     barrierActive[qi] = false
   elseif kind == 3 then
     all:enter()
     q[(qi + 2) % QUEUES + 1]:async(function()
-      c.nested = c.nested + 1
-      q[(qi + 4) % QUEUES + 1]:async(function() c.nested = c.nested + 1; all:leave() end)
+      add(c, "nested")
+      q[(qi + 4) % QUEUES + 1]:async(function() add(c, "nested"); all:leave() end)
     end)
   elseif kind == 4 then
     mutex:wait()
@@ -177,42 +185,41 @@ local function task(qi, i, kind)
     mutex:signal()
   elseif kind == 5 then
     slots:wait()
-    c.slotsIn = c.slotsIn + 1
-    if c.slotsIn > c.slotsMax then c.slotsMax = c.slotsIn end
+    statsSync(function() c.slotsIn = c.slotsIn + 1; if c.slotsIn > c.slotsMax then c.slotsMax = c.slotsIn end end)
     dispatch.sleep(0)
-    c.slotsIn = c.slotsIn - 1
+    statsSync(function() c.slotsIn = c.slotsIn - 1 end)
     slots:signal()
   elseif kind == 6 then
     if (i // 16) % 8 == 0 then
-      c.performCalls = c.performCalls + 1
-      dispatch.concurrent_perform(4, function(j) c.perform = c.perform + j end)
+      add(c, "performCalls")
+      dispatch.concurrent_perform(4, function(j) add(c, "perform", j) end)
     end
   elseif kind == 7 then
     local ok, err = pcall(shared.sync, shared, function() error({code = i}) end)
     if ok or type(err) ~= "table" or err.code ~= i then fail("sync error not propagated: " .. tostring(err)) end
-    c.pcallErrors = c.pcallErrors + 1
+    add(c, "pcallErrors")
     if qi <= 4 then
       local ok2, err2 = pcall(q[qi].sync, q[qi], function() end)
       if ok2 or not tostring(err2):find("would deadlock", 1, true) then fail("sync onto own queue: " .. tostring(err2)) end
-      c.deadlockErrors = c.deadlockErrors + 1
+      add(c, "deadlockErrors")
     end
   elseif kind == 9 then
-    c.after = c.after + 1
+    add(c, "after")
     all:leave()
   elseif kind == 10 then
     if i % 997 == 10 then error("stress: expected async error " .. i) end
   elseif kind == 12 then
     dropObjects(qi, i)
   elseif kind == 13 then
-    c.itemRuns = c.itemRuns + 1
+    add(c, "itemRuns")
   end
 end
 
 -- Kind 14: a dispatch.task on queue qi. Its waits suspend it, so it shares the semaphores with
 -- blocked threads, and its steps interleave with the queue's blocks (no active bracket).
 local function coroutineTask(qi, i)
-  done[qi] = done[qi] + 1
-  kinds[14] = (kinds[14] or 0) + 1
+  add(done, qi)
+  add(kinds, 14)
   local v = shared:sync(function() c.sync = c.sync + 1; return i end)
   if v ~= i then fail("sync in a task returned " .. tostring(v) .. ", not " .. i) end
   mutex:wait()
@@ -221,24 +228,23 @@ local function coroutineTask(qi, i)
   c.guarded = g + 1
   mutex:signal()
   slots:wait()
-  c.slotsIn = c.slotsIn + 1
-  if c.slotsIn > c.slotsMax then c.slotsMax = c.slotsIn end
+  statsSync(function() c.slotsIn = c.slotsIn + 1; if c.slotsIn > c.slotsMax then c.slotsMax = c.slotsIn end end)
   dispatch.sleep(0)
-  c.slotsIn = c.slotsIn - 1
+  statsSync(function() c.slotsIn = c.slotsIn - 1 end)
   slots:signal()
   local child = dispatch.task(function() dispatch.sleep(0); return i * 2 end, taskQueues[(qi + 1) % #taskQueues + 1])
   local ok, r = child:wait(60)
   if not ok or r ~= i * 2 then fail("child task " .. i .. ": " .. tostring(ok) .. " " .. tostring(r)) end
   local a = dispatch.await(function(resume) q[(qi + 2) % QUEUES + 1]:async(function() resume(i) end) end)
   if a ~= i then fail("await in task " .. i .. " gave " .. tostring(a)) end
-  c.coroutineTasks = c.coroutineTasks + 1
+  add(c, "coroutineTasks")
 end
 
 -- What producer p submits to queue qi as task number i (1-based, unique per queue).
 local function submit(qi, i)
   local kind = i % 16
   local queue = q[qi]
-  expectKinds[kind] = (expectKinds[kind] or 0) + 1
+  add(expectKinds, kind)
   if kind == 2 then
     queue:barrier_async(function() task(qi, i, kind) end)
     -- barrier_async takes no group: count it with enter/leave around an extra block.
@@ -276,11 +282,12 @@ for p = 1, PRODUCERS do
   end, {group = producers})
 end
 -- Meanwhile, from the main thread: concurrent_perform at top level too.
-dispatch.concurrent_perform(8, function(j) c.perform = c.perform + j end)
-c.performCalls = c.performCalls + 1
+dispatch.concurrent_perform(8, function(j) add(c, "perform", j) end)
+add(c, "performCalls")
 
 local limit = tonumber(os.getenv("STRESS_TIMEOUT") or "600")
 local function state()
+  stats:sync(function() end)
   local parts = {}
   for qi = 1, QUEUES do parts[#parts + 1] = q[qi].label .. "=" .. done[qi] .. "/" .. active[qi] end
   for k, v in pairs(c) do parts[#parts + 1] = k .. "=" .. tostring(v) end
@@ -292,6 +299,7 @@ if not all:wait(limit) then error("stress: tasks did not finish within " .. limi
 local elapsed = dispatch.now() - started
 timer:cancel()
 assert(timerDone:wait(10), "timer cancel handler did not run")
+stats:sync(function() end)   -- every count made
 collectgarbage()
 
 -- Exact checks.
@@ -336,8 +344,8 @@ expect("data sources cancelled", c.sourceCancels, dropped[4] or 0)
 expect("unresumed sources dropped", c.unresumedSources, dropped[5] or 0)
 expect("waited work items", c.waitedItems, dropped[7] or 0)
 expect("live sources left", next(liveSources), nil)
-expect("serial overlaps", serialOverlap, 0)
-expect("barrier violations", barrierViolations, 0)
+expect("serial overlaps", c.serialOverlap, 0)
+expect("barrier violations", c.barrierViolations, 0)
 if ticks < 1 then fail("the 1 kHz timer never fired") end
 
 if #failures > 0 then
