@@ -79,7 +79,9 @@ static void mark_held(ld_lock *lock) {
 static int timed_lock(ld_lock *lock, int64_t deadline) {
     atomic_fetch_add(&lock->s.waiters, 1);
     ld_switch_watch watch;
-    ld_switch_watch_start(&lock->s, &watch, now_ns());
+    int64_t start = now_ns();
+    ld_switch_watch_start(&lock->s, &watch, start);
+    ld_switch_watch_check(&lock->s, &watch, start);
     int taken = 0;
     for (;;) {
         int64_t until = ld_switch_watch_until(&lock->s, &watch, deadline);
@@ -107,8 +109,13 @@ void ld_lock_free(ld_lock *lock) {
 
 
 void ld_lock_acquire(ld_lock *lock) {
-    if (pthread_mutex_trylock(&lock->mutex) != 0) timed_lock(lock, 0);
+    if (pthread_mutex_trylock(&lock->mutex) == 0) {
+        mark_held(lock);
+        return;
+    }
+    timed_lock(lock, 0);
     mark_held(lock);
+    ld_lock_note_since(&lock->s, now_ns());
 }
 
 void ld_lock_release(ld_lock *lock) {
@@ -193,6 +200,7 @@ static int wait_for(ld_lock *lock, int64_t deadline) {
     atomic_fetch_add_explicit(&lock->s.waiters, 1, memory_order_relaxed);
     ld_switch_watch watch;
     ld_switch_watch_start(&lock->s, &watch, since);
+    ld_switch_watch_check(&lock->s, &watch, since);  // a holder past its interval is asked at once
     for (;;) {
         int64_t start = now_ns();
         for (;;) {
@@ -209,7 +217,8 @@ static int wait_for(ld_lock *lock, int64_t deadline) {
                 urgent = 1;
                 atomic_fetch_add_explicit(&lock->urgent, 1, memory_order_relaxed);
             }
-            ld_switch_watch_check(&lock->s, &watch, t);
+            // Asked to switch, the holder lets go within microseconds: keep looking.
+            if (ld_switch_watch_check(&lock->s, &watch, t)) start = t;
             if (t - start >= LOOK_BUDGET) break;
         }
         // Marked SLEEPERS, the word makes the holder's release wake a sleeper. (A thread gets
@@ -223,7 +232,7 @@ static int wait_for(ld_lock *lock, int64_t deadline) {
         take_as = SLEEPERS;
         int64_t t = now_ns();
         if (deadline != 0 && t >= deadline) goto done;
-        ld_switch_watch_check(&lock->s, &watch, t);
+        ld_switch_watch_check(&lock->s, &watch, t);  // then the look loop above starts again
     }
 done:
     atomic_fetch_sub_explicit(&lock->s.waiters, 1, memory_order_relaxed);
@@ -240,8 +249,13 @@ static inline void mark_held(ld_lock *lock) {
 }
 
 void ld_lock_acquire(ld_lock *lock) {
-    if (!take_free(lock)) wait_for(lock, 0);
+    if (take_free(lock)) {
+        mark_held(lock);
+        return;
+    }
+    wait_for(lock, 0);
     mark_held(lock);
+    ld_lock_note_since(&lock->s, now_ns());
 }
 
 void ld_lock_release(ld_lock *lock) {
@@ -256,8 +270,13 @@ int ld_lock_try(ld_lock *lock) {
 }
 
 int ld_lock_try_acquire(ld_lock *lock, int ms) {
-    if (!take_free(lock) && !wait_for(lock, now_ns() + (int64_t)ms * 1000000)) return 0;
+    if (take_free(lock)) {
+        mark_held(lock);
+        return 1;
+    }
+    if (!wait_for(lock, now_ns() + (int64_t)ms * 1000000)) return 0;
     mark_held(lock);
+    ld_lock_note_since(&lock->s, now_ns());
     return 1;
 }
 
@@ -274,4 +293,6 @@ void ld_lock_yield(ld_lock *lock) {
            atomic_load_explicit(&s->waiters, memory_order_relaxed) > 0)
         sched_yield();
     ld_lock_acquire(lock);
+    // Its interval starts again now, however it took the lock back.
+    ld_lock_note_since(s, now_ns());
 }

@@ -21,6 +21,11 @@ typedef struct ld_lock_shared {
     _Atomic uint32_t requests;
     /// The switch interval in nanoseconds; 0: cooperative.
     _Atomic int64_t interval;
+    /// When acquisition `since_acquisition` took the lock, if known: set by a thread that took
+    /// it after waiting (the slow path reads the clock anyway), so that the next waiter counts
+    /// that holder's interval from then rather than from when it began to wait.
+    _Atomic int64_t since;
+    _Atomic uint32_t since_acquisition;
 } ld_lock_shared;
 
 typedef struct ld_lock ld_lock;
@@ -48,24 +53,43 @@ typedef struct {
     int64_t since;
 } ld_switch_watch;
 
+/// A holder that took the lock at `now` after waiting records it (see `since`). Under the lock.
+static inline void ld_lock_note_since(ld_lock_shared *s, int64_t now) {
+    atomic_store_explicit(&s->since, now, memory_order_relaxed);
+    atomic_store_explicit(&s->since_acquisition, atomic_load_explicit(&s->acquisitions, memory_order_relaxed),
+                          memory_order_release);
+}
+
+/// Since when acquisition `a` has held the lock: its recorded start if it has one, else `now`.
+static inline int64_t ld_lock_held_since(ld_lock_shared *s, uint32_t a, int64_t now) {
+    if (atomic_load_explicit(&s->since_acquisition, memory_order_acquire) != a) return now;
+    int64_t t = atomic_load_explicit(&s->since, memory_order_relaxed);
+    // Read again: the record may have changed meanwhile (a stale time only delays a request).
+    if (atomic_load_explicit(&s->since_acquisition, memory_order_acquire) != a || t > now) return now;
+    return t;
+}
+
 static inline void ld_switch_watch_start(ld_lock_shared *s, ld_switch_watch *w, int64_t now) {
     w->seen = atomic_load_explicit(&s->acquisitions, memory_order_relaxed);
-    w->since = now;
+    w->since = ld_lock_held_since(s, w->seen, now);
 }
 
 /// At `now`: a new holder starts a new interval; one that has held the lock for the interval is
-/// asked to give it up (and asked again each interval after).
-static inline void ld_switch_watch_check(ld_lock_shared *s, ld_switch_watch *w, int64_t now) {
+/// asked to give it up (and asked again each interval after). 1 when it asked now.
+static inline int ld_switch_watch_check(ld_lock_shared *s, ld_switch_watch *w, int64_t now) {
     int64_t interval = atomic_load_explicit(&s->interval, memory_order_relaxed);
-    if (interval <= 0) return;
+    if (interval <= 0) return 0;
     uint32_t a = atomic_load_explicit(&s->acquisitions, memory_order_relaxed);
     if (a != w->seen) {
         w->seen = a;
-        w->since = now;
-    } else if (now - w->since >= interval) {
+        w->since = ld_lock_held_since(s, a, now);
+    }
+    if (now - w->since >= interval) {
         w->since = now;
         ld_request_switch(s);
+        return 1;
     }
+    return 0;
 }
 
 /// When a sleeping waiter must look again: `deadline` (0: none), or sooner, at the end of the

@@ -131,5 +131,5 @@ enum CoreRows {
 }
 
 enum Rows {
-    static var all: [Row] { CLIRows.rows + ParallelRows.rows + IORows.rows + ProcessRows.rows + TaskRows.rows + CoreRows.rows + TraceRows.rows }
+    static var all: [Row] { CLIRows.rows + ParallelRows.rows + IORows.rows + ProcessRows.rows + TaskRows.rows + CoreRows.rows + TraceRows.rows + SwitchingRows.rows }
 }
