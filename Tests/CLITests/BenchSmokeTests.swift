@@ -23,7 +23,7 @@ final class BenchSmokeTests: XCTestCase {
                     "tasks_sleep", "task_await_signalled", "task_suspend_resume",
                     "inproc_async_serial", "inproc_async_concurrent", "inproc_sync_round_trip",
                     "inproc_perform_overhead", "inproc_pending_block_memory", "inproc_concurrent_map_primes", "trace_on",
-                    "trace_off"]
+                    "trace_off", "responsiveness", "fairness", "pure_lua"]
         for row in rows {
             let line = text.split(separator: "\n").first { $0.hasPrefix(row + " ") }
             XCTAssertNotNil(line, "row \(row) missing:\n\(text)")
