@@ -1,4 +1,7 @@
 import XCTest
+import CLua
+import CLuaShim
+import Foundation
 @testable import LuaDispatch
 
 final class GroupTests: XCTestCase {
@@ -38,6 +41,42 @@ final class GroupTests: XCTestCase {
             """)
         assertClean(run)
         XCTAssertEqual(run.strings, ["item"])
+    }
+
+    /// A group still entered whose userdata Lua collects keeps its notify pending, as in Swift
+    /// (where the notify holds the group): running it would say the work ended when it has not.
+    /// Left later, the notify runs and the group is freed.
+    func testCollectingAnEnteredGroupDoesNotRunItsNotify() throws {
+        let rt = TestRuntimes.make()
+        defer { rt.close() }
+        try rt.run(string: """
+            local dispatch = require('dispatch')
+            ran = false
+            g = dispatch.group(); g:enter()
+            g:notify(dispatch.global(), function() ran = true end)
+            """)
+        weak var group: GroupObject?
+        group = try rt.withInterpreter { T throws(LuaScriptError) -> GroupObject? in
+            lua_rawgeti(T, ld_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
+            _ = Lua.getField(T, -1, "g")
+            return rt.objects.check(T, -1, .group)
+        }
+        XCTAssertNotNil(group)
+        try rt.run(string: "g = nil; for i = 1, 3 do collectgarbage() end")
+        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertEqual(try rt.run(string: "return ran"), [false], "the notify ran for a group still entered")
+        do {
+            let g = try XCTUnwrap(group, "the group was freed with its notify pending")
+            XCTAssertTrue(g.entered.decrementIfPositive())
+            g.openEnters.count.wrappingSubtract(1, ordering: .relaxed)
+            g.group.leave()
+        }
+        XCTAssertTrue(rt.waitUntilIdle(timeout: 10))
+        XCTAssertEqual(try rt.run(string: "return ran"), [true])
+        // Dispatch lets go of the notify's block just after it ran.
+        let deadline = Date(timeIntervalSinceNow: 5)
+        while group != nil && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        XCTAssertNil(group)
     }
 }
 

@@ -4,7 +4,8 @@ import Dispatch
 import Synchronization
 
 /// A `DispatchGroup` with its explicit `enter` count: an unbalanced `leave` aborts in
-/// libdispatch, and so does releasing a group that is still entered.
+/// libdispatch, and so does releasing a group that is still entered (so the last release
+/// leaves what is still entered; a pending notify holds the object, see `notify`).
 final class GroupObject: @unchecked Sendable {
     let group = DispatchGroup()
     /// The group's `dispatch_group_t`, for `dispatch_group_async_f` (nil if it cannot be found).
@@ -53,7 +54,12 @@ enum GroupBinding {
             let q: QueueObject = try a.object(2, .queue)
             let work = try QueueBinding.block(a, q, 3, barrier: false, queued: false, kind: .notify)
             a.runtime.workAdded()
-            g.group.notify(queue: q.queue, execute: work)
+            // The notify keeps the group object, as libdispatch keeps the group for it: collecting
+            // the userdata of a group still entered must not leave it (see `deinit`), which would
+            // run the notify as if the work had ended. Never left, the notify never runs, as in Swift.
+            g.group.notify(queue: q.queue) { [g] in
+                withExtendedLifetime(g) { work() }
+            }
             return 0
         }
         t.method("wait") { a throws(LuaError) in
