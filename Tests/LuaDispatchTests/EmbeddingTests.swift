@@ -58,9 +58,11 @@ final class EmbeddingTests: XCTestCase {
         defer { rt.close() }
         rt.register(module: "host", functions: ["echo": { $0 }])
         XCTAssertEqual(try rt.run(string: """
-            local ok, err = pcall(require('host').echo, print)
+            local ok, err = pcall(require('host').echo, coroutine.create(print))
             return err
-            """).first?.stringValue?.contains("bad argument #1 to 'echo' (a function value cannot be converted"), true)
+            """).first?.stringValue?.contains("bad argument #1 to 'echo' (a thread value cannot be converted"), true)
+        // A function crosses by reference: it comes back as itself.
+        XCTAssertEqual(try rt.run(string: "return rawequal(require('host').echo(print), print)"), [true])
         XCTAssertEqual(try rt.run(string: "return select(2, pcall(require('host').echo, {1, x = 2}))")
             .first?.stringValue?.contains("mixes array and string keys"), true)
         XCTAssertThrowsError(try rt.run(string: "return require('dispatch').queue('q')")) { error in

@@ -37,9 +37,10 @@ final class Recorder: @unchecked Sendable {
 /// With `timeout`, the main queue is serviced for at most that many seconds, and work still
 /// left then fails the test (instead of hanging it).
 @discardableResult
-func runLua(_ code: String, drive: Bool = true, timeout: Double? = nil,
+func runLua(_ code: String, drive: Bool = true, timeout: Double? = nil, setup: (Runtime) -> Void = { _ in },
             file: StaticString = #filePath, line: UInt = #line) -> LuaRun {
     let runtime = TestRuntimes.make()
+    setup(runtime)
     let recorder = Recorder()
     runtime.register(module: "t", functions: [
         "record": { args in

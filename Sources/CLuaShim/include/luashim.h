@@ -8,6 +8,7 @@
 #include <lua5.4/lauxlib.h>
 #include <lua5.4/lualib.h>
 #include <stdint.h>
+#include "ld_embedding.h"
 
 // MARK: states (alloc.c)
 

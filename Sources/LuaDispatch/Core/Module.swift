@@ -40,11 +40,12 @@ extension ModuleSpec.Table {
 
 enum Module {
     /// Built once per process: every binding is registered here and nowhere else.
-    nonisolated(unsafe) static let spec: (module: ModuleSpec, gc: Int32, hostCall: Int32, loadPreloaded: Int32) = {
+    nonisolated(unsafe) static let spec: (module: ModuleSpec, gc: Int32, loadPreloaded: Int32) = {
         var m = ModuleSpec()
         let gc = Bindings.register("__gc", ObjectTable.gc)
-        let hostCall = Bindings.register("host function", HostBinding.body)
         let loadPreloaded = Bindings.register("require", HostBinding.load)
+        // Host functions, methods and objects of the embedding API (Embedding/).
+        HostCalls.install(&m)
         QueueBinding.install(&m)
         WorkItemBinding.install(&m)
         GroupBinding.install(&m)
@@ -60,7 +61,7 @@ enum Module {
         TaskBinding.install(&m)
         RunBinding.install(&m)
         SwitchingBinding.install(&m)
-        return (m, gc, hostCall, loadPreloaded)
+        return (m, gc, loadPreloaded)
     }()
 
     /// Builds the module on a new interpreter and stores it in `package.loaded.dispatch`.

@@ -71,8 +71,6 @@ public final class Runtime: @unchecked Sendable {
     /// The runtime's view of `DispatchQueue.main` and the global queues.
     private(set) var mainQueue: QueueObject!
     var globalQueues: [String: QueueObject] = [:]
-    /// Functions registered with `register(module:functions:)`, by upvalue index; under the lock.
-    var hostFunctions: [(name: String, fn: HostFunction)] = []
     /// Bytes held by `dispatch.data` objects made since the last collector step, which Lua's
     /// collector cannot see (a userdata of 8 bytes may hold a megabyte); under the lock.
     var externalBytes = 0
@@ -213,7 +211,6 @@ public final class Runtime: @unchecked Sendable {
         sources.cancelAll()
         writeTraceAtEnd()
         if tracer != nil { TraceAtExit.unregister(self) }
-        hostFunctions.removeAll()
         errorHandlerRef = LUA_NOREF
         pool.removeAll()
         pooledThreads.removeAll()

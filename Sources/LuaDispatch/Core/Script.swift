@@ -63,7 +63,11 @@ extension Runtime {
             guard lua_checkstack(T, Int32(arguments.count) + 1) != 0 else {
                 throw LuaScriptError(message: "too many arguments")
             }
-            for a in arguments { a.push(T) }
+            for (i, a) in arguments.enumerated() {
+                do { try a.push(T) } catch {
+                    throw LuaScriptError(message: "call(\"\(name)\"): argument #\(i + 1): \(error)")
+                }
+            }
             return Int32(arguments.count)
         }
     }
