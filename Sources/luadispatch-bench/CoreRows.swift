@@ -131,5 +131,8 @@ enum CoreRows {
 }
 
 enum Rows {
-    static var all: [Row] { CLIRows.rows + ParallelRows.rows + IORows.rows + ProcessRows.rows + TaskRows.rows + CoreRows.rows + TraceRows.rows + SwitchingRows.rows }
+    static var all: [Row] {
+        CLIRows.rows + ParallelRows.rows + IORows.rows + ProcessRows.rows + TaskRows.rows + CoreRows.rows + EmbedRows.rows
+            + TraceRows.rows + SwitchingRows.rows
+    }
 }

@@ -135,9 +135,12 @@ enum MachineLoad {
 /// Runs Lua code in a fresh interpreter; the code reports figures with `bench.report(x)`.
 enum LuaBench {
     /// `tracing`: as `Runtime(tracing:traceLimit:)`.
-    static func run(_ code: String, tracing: Bool? = nil, traceLimit: Int? = nil) throws -> [Double] {
+    /// `setup` registers what the code needs besides `bench`.
+    static func run(_ code: String, tracing: Bool? = nil, traceLimit: Int? = nil,
+                    setup: (Runtime) -> Void = { _ in }) throws -> [Double] {
         let figures = Figures()
         let runtime = Runtime(tracing: tracing, traceLimit: traceLimit)
+        setup(runtime)
         runtime.register(module: "bench", functions: [
             "report": { args in
                 figures.append(args.compactMap(\.doubleValue))
