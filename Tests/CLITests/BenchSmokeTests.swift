@@ -22,7 +22,8 @@ final class BenchSmokeTests: XCTestCase {
                     "concurrent_map_primes", "timer_lateness", "file_combine", "startup",
                     "tasks_sleep", "task_await_signalled", "task_suspend_resume",
                     "inproc_async_serial", "inproc_async_concurrent", "inproc_sync_round_trip",
-                    "inproc_perform_overhead", "inproc_pending_block_memory", "inproc_concurrent_map_primes", "trace_on",
+                    "inproc_perform_overhead", "inproc_pending_block_memory", "inproc_concurrent_map_primes",
+                    "embed_call_lua", "embed_call_lua_async", "embed_typed_host_call", "embed_method_call", "trace_on",
                     "trace_off", "responsiveness", "fairness", "pure_lua"]
         for row in rows {
             let line = text.split(separator: "\n").first { $0.hasPrefix(row + " ") }
