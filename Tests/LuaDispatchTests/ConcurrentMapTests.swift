@@ -130,7 +130,7 @@ final class ConcurrentMapTests: XCTestCase {
                 dispatch.concurrent_map, 2, print)
             raises("concurrent_map: iteration 2: result holds a userdata (dispatch.time) that cannot be copied back (at result.t)",
                 dispatch.concurrent_map, 3, function(i) return {t = i > 1 and dispatch.now() or nil} end)
-            raises("dispatch.queue is not available in a concurrent_map worker",
+            raises("dispatch.queue is not available in a worker interpreter",
                 dispatch.concurrent_map, 1, function() return dispatch.queue("x") end)
             """)
     }

@@ -58,6 +58,8 @@ enum Module {
         FDBinding.install(&m)
         HTTPBinding.install(&m)
         ConcurrentMapBinding.install(&m)
+        WorkersBinding.install(&m)
+        ChannelBinding.install(&m)
         TaskBinding.install(&m)
         RunBinding.install(&m)
         SwitchingBinding.install(&m)

@@ -3,7 +3,8 @@ import CLuaShim
 
 /// The userdata types the `dispatch` module hands to Lua.
 enum ObjectKind: Int, CaseIterable {
-    case queue, group, semaphore, workItem, specificKey, once, time, walltime, source, io, data, task, resumer
+    case queue, group, semaphore, workItem, specificKey, once, time, walltime, source, io, data, task, resumer,
+         pool, job, channel
 
     var typeName: String {
         switch self {
@@ -20,6 +21,9 @@ enum ObjectKind: Int, CaseIterable {
         case .data: "dispatch.data"
         case .task: "dispatch.task"
         case .resumer: "dispatch.resumer"
+        case .pool: "dispatch.pool"
+        case .job: "dispatch.job"
+        case .channel: "dispatch.channel"
         }
     }
 }

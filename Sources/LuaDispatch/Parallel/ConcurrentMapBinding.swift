@@ -43,11 +43,11 @@ enum ConcurrentMapBinding {
         let top = lua_gettop(L)
         do throws(CopyError) {
             var copier = ValueCopier(L, cacheBytecode: true)
+            defer { lua_settop(L, top) }
+            defer { copier.finish() }
             try copier.root(2)
             fn = copier.graph
-            lua_settop(L, top)
         } catch {
-            lua_settop(L, top)
             throw .message("concurrent_map: \(error.upvalueMessage)")
         }
 

@@ -10,7 +10,10 @@ import CLuaShim
 ///
 /// The layout is flat so that copying costs few allocations and no reference counting: table
 /// contents and upvalues live in shared arrays, and string bytes and bytecode in one byte pool.
-struct CopiedGraph: Sendable {
+/// Objects that are shared rather than copied (channels) are kept apart, in `shared`. A graph is
+/// a reference, filled by one `ValueCopier` and never changed afterwards: handing it from thread
+/// to thread costs one retain, not one per array.
+final class CopiedGraph: @unchecked Sendable {
     enum Value: Sendable {
         case `nil`
         case boolean(Bool)
@@ -21,6 +24,8 @@ struct CopiedGraph: Sendable {
         case special(Special)
         /// `nodes[i]`.
         case node(Int)
+        /// `shared[i]`: the same object on both sides.
+        case shared(Int)
     }
 
     /// The global table, and the library tables that exist on both sides. Copying them would
@@ -48,29 +53,73 @@ struct CopiedGraph: Sendable {
         /// key-value pairs.
         case table(first: Int, arrayCount: Int32, hashCount: Int32, metatable: Value?)
         /// Bytecode from `lua_dump` (with debug info, for messages), and `upvalues[first...]`.
-        case function(code: Span, first: Int, upvalueCount: Int32)
+        /// `id`: the number the source interpreter gave this function's dump in its bytecode
+        /// cache (0: none), under which a target may keep the function it loaded (see `build`).
+        case function(code: Span, first: Int, upvalueCount: Int32, id: Int)
     }
 
-    var nodes: [Node] = []
-    var values: [Value] = []
-    var upvalues: [Upvalue] = []
-    var bytes: [UInt8] = []
-    var roots: [Value] = []
+    @exclusivity(unchecked) var nodes: [Node] = []
+    @exclusivity(unchecked) var values: [Value] = []
+    @exclusivity(unchecked) var upvalues: [Upvalue] = []
+    @exclusivity(unchecked) var bytes: [UInt8] = []
+    @exclusivity(unchecked) var roots = Roots()
+    @exclusivity(unchecked) var shared: [any SharedObject] = []
+
+    init() {}
 }
 
 extension CopiedGraph {
+    /// The copied values themselves, in order: the first few kept inline (a job's function and
+    /// arguments, its results), so that a graph of plain values costs one allocation.
+    struct Roots: RandomAccessCollection {
+        private static let inlineCount = 4
+        private var first = InlineArray<4, Value>(repeating: .nil)
+        private var more: [Value] = []
+        private(set) var count = 0
+
+        var startIndex: Int { 0 }
+        var endIndex: Int { count }
+
+        subscript(i: Int) -> Value { i < Self.inlineCount ? first[i] : more[i - Self.inlineCount] }
+
+        mutating func append(_ v: Value) {
+            if count < Self.inlineCount { first[count] = v } else { more.append(v) }
+            count += 1
+        }
+    }
+}
+
+/// An object that crosses interpreters as itself: every interpreter gets a userdata for the one
+/// Swift object (see `ChannelObject`).
+protocol SharedObject: AnyObject, Sendable {
+    /// Pushes `L`'s userdata for the object.
+    func push(_ L: OpaquePointer)
+}
+
+extension CopiedGraph {
+    /// Graphs of up to this many tables and functions are built in stack slots, not in a table.
+    static let stackNodes = 16
+
     /// Creates every node in `L`, then calls `body` with a function that pushes a value of this
     /// graph. Returns nil, with a message on top of the stack, when bytecode fails to load.
     /// Leaves the stack as it found it (but for that message). Never raises (short of running
     /// out of memory).
     func build<R>(in L: OpaquePointer, _ body: (_ push: (Value) -> Void) -> R) -> R? {
-        guard lua_checkstack(L, 8) != 0 else {
+        // A few objects live in stack slots (`objects + i`), more in a table (`objects[i + 1]`).
+        let onStack = nodes.count <= Self.stackNodes
+        guard lua_checkstack(L, 8 + (onStack ? Int32(nodes.count) : 0)) != 0 else {
             Lua.push(L, "stack overflow")
             return nil
         }
         let top = lua_gettop(L)
-        lua_createtable(L, Int32(clamping: nodes.count), 0)
-        let objects = lua_gettop(L)
+        if !onStack { lua_createtable(L, Int32(clamping: nodes.count), 0) }
+        let objects = top + 1
+        func store(_ i: Int) {
+            if !onStack { lua_rawseti(L, objects, lua_Integer(i + 1)) }
+        }
+        func fetch(_ i: Int) {
+            if onStack { lua_pushvalue(L, objects + Int32(i)) } else { lua_rawgeti(L, objects, lua_Integer(i + 1)) }
+        }
         return bytes.withUnsafeBytes { raw -> R? in
             func chars(_ s: Span) -> UnsafePointer<CChar>? {
                 raw.baseAddress.map { ($0 + Int(s.start)).assumingMemoryBound(to: CChar.self) }
@@ -83,7 +132,8 @@ extension CopiedGraph {
                 case .number(let d): lua_pushnumber(L, d)
                 case .string(let s): lua_pushlstring(L, chars(s), Int(s.count))
                 case .special(let s): s.push(L)
-                case .node(let i): lua_rawgeti(L, objects, lua_Integer(i + 1))
+                case .node(let i): fetch(i)
+                case .shared(let i): shared[i].push(L)
                 }
             }
             // 1. Every object exists before anything refers to it (cycles).
@@ -91,18 +141,21 @@ extension CopiedGraph {
                 switch node {
                 case .table(_, let arrayCount, let hashCount, _):
                     lua_createtable(L, arrayCount, hashCount)
-                case .function(let code, _, _):
+                case .function(let code, let first, let count, let id):
+                    let reusable = id != 0 && isPlain(first, count)
+                    if reusable, LoadedFunctions.push(L, id) { break }
                     guard luaL_loadbufferx(L, chars(code), Int(code.count), "=concurrent_map", "b") == LUA_OK else {
-                        ld_replace(L, top + 1)
+                        if lua_gettop(L) != top + 1 { ld_replace(L, top + 1) }
                         lua_settop(L, top + 1)
                         return nil
                     }
+                    if reusable { LoadedFunctions.keep(L, id) }
                 }
-                lua_rawseti(L, objects, lua_Integer(i + 1))
+                store(i)
             }
             // 2. Contents, metatables and upvalues.
             for (i, node) in nodes.enumerated() {
-                lua_rawgeti(L, objects, lua_Integer(i + 1))
+                fetch(i)
                 switch node {
                 case .table(let first, let arrayCount, let hashCount, let metatable):
                     for k in 0..<Int(arrayCount) {
@@ -120,14 +173,14 @@ extension CopiedGraph {
                         push(metatable)
                         lua_setmetatable(L, -2)
                     }
-                case .function(_, let first, let count):
+                case .function(_, let first, let count, _):
                     for n in Int32(1)..<(count + 1) {
                         switch upvalues[first + Int(n) - 1] {
                         case .value(let v):
                             push(v)
                             if lua_setupvalue(L, -2, n) == nil { ld_pop(L, 1) }
                         case .shared(let node, let index):
-                            lua_rawgeti(L, objects, lua_Integer(node + 1))
+                            fetch(Int(node))
                             lua_upvaluejoin(L, -2, n, -1, index)
                             ld_pop(L, 1)
                         }
@@ -138,6 +191,55 @@ extension CopiedGraph {
             defer { lua_settop(L, top) }
             return body(push)
         }
+    }
+}
+
+extension CopiedGraph {
+    /// Whether a function's upvalues are all globals or library tables (or none): then the
+    /// function loaded once is the same as one loaded again, since its upvalues are set anew on
+    /// each build to the same tables, and a target may keep it.
+    func isPlain(_ first: Int, _ count: Int32) -> Bool {
+        for k in first..<first + Int(count) {
+            guard case .value(.special) = upvalues[k] else { return false }
+        }
+        return true
+    }
+}
+
+/// The functions an interpreter loaded from other interpreters' bytecode, by the number their
+/// source gave the dump (`CopiedGraph.Node.function`'s `id`): submitting the same function to a
+/// worker again neither dumps nor loads it again. Only functions whose upvalues are all globals
+/// or library tables are kept (`isPlain`); at most `limit`, after which the table starts over.
+enum LoadedFunctions {
+    static let limit = 256
+
+    /// Pushes the kept function `id` and returns true, or pushes nothing and returns false.
+    static func push(_ L: OpaquePointer, _ id: Int) -> Bool {
+        guard lua_rawgetp(L, ld_registryindex(), RegistryKeys.loaded) == LUA_TTABLE else {
+            ld_pop(L, 1)
+            return false
+        }
+        if lua_rawgeti(L, -1, lua_Integer(-id)) == LUA_TFUNCTION {
+            ld_remove(L, -2)
+            return true
+        }
+        ld_pop(L, 2)
+        return false
+    }
+
+    /// Keeps the function on top of the stack (left there) as `id`.
+    static func keep(_ L: OpaquePointer, _ id: Int) {
+        if lua_rawgetp(L, ld_registryindex(), RegistryKeys.loaded) != LUA_TTABLE || lua_rawlen(L, -1) >= limit {
+            ld_pop(L, 1)
+            lua_createtable(L, 0, 0)  // counts its entries in its array part: [1..n] = true
+            lua_pushvalue(L, -1)
+            lua_rawsetp(L, ld_registryindex(), RegistryKeys.loaded)
+        }
+        lua_pushboolean(L, 1)
+        lua_rawseti(L, -2, lua_Integer(lua_rawlen(L, -2) + 1))
+        lua_pushvalue(L, -2)
+        lua_rawseti(L, -2, lua_Integer(-id))
+        ld_pop(L, 1)
     }
 }
 

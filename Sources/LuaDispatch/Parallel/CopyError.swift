@@ -28,10 +28,20 @@ struct CopyError: Error {
         return "upvalue '\(name)' of function holds \(what) that cannot be copied to a worker\(at)"
     }
 
-    /// For a result: "result holds a userdata (dispatch.time) that cannot be copied back (at result.t)".
-    var resultMessage: String {
+    /// For a result: "result holds a userdata (dispatch.time) that cannot be copied back (at result.t)";
+    /// with `number`, "result #2 holds ...".
+    func resultMessage(number: Int? = nil) -> String {
         let at = path.isEmpty ? "" : " (at \(Self.render("result", path[...])))"
-        return "result holds \(what) that cannot be copied back\(at)"
+        return "result\(number.map { " #\($0)" } ?? "") holds \(what) that cannot be copied back\(at)"
+    }
+
+    var resultMessage: String { resultMessage() }
+
+    /// For a value given to be copied (an argument of `submit`, the value of `send`):
+    /// "a coroutine cannot be copied to a worker (at value.list[2])".
+    func valueMessage(to destination: String) -> String {
+        let at = path.isEmpty ? "" : " (at \(Self.render("value", path[...])))"
+        return "\(what) cannot be copied \(destination)\(at)"
     }
 
     /// A Lua-like expression for the place: `cfg.list[2]`, `upvalue 'q' of cfg.f`.

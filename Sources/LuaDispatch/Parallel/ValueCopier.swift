@@ -1,13 +1,17 @@
 import CLua
 import CLuaShim
+import Synchronization
 
 /// Copies values out of one interpreter into a `CopiedGraph`.
 ///
 /// Tables and Lua functions are recorded by identity, so shared and cyclic references are kept,
 /// and visited breadth-first from a work list, so deep structures need neither Swift nor Lua
-/// stack depth. Identity is looked up in Lua tables kept on the stack while the copier is alive
-/// (a Lua lookup by object is cheaper than hashing pointers in Swift), and they keep every object
-/// seen reachable while the copy is in progress.
+/// stack depth. The objects met are kept in a Lua array (which also keeps them reachable while
+/// the copy is in progress); identity is checked against their addresses while there are few
+/// of them, then in a Lua table by object (a Lua lookup by object is cheaper than hashing
+/// pointers in Swift). Copying plain values and strings touches no table; the array is the
+/// interpreter's own, reused from one copy to the next (see `finish`), so that submitting a
+/// function to a worker allocates no Lua table.
 /// Never raises (short of running out of memory).
 struct ValueCopier {
     typealias Value = CopiedGraph.Value
@@ -21,43 +25,95 @@ struct ValueCopier {
     }
 
     let L: OpaquePointer
-    /// Node index + 1 -> object, to fill nodes later.
-    private let seenObjects: Int32
-    /// Object -> node index, or -1 - the index of a `Special`.
-    private let seenIndex: Int32
+    /// Stack indexes (0 until the first table or function): node index + 1 -> object; the
+    /// interpreter's specials (library table -> -1 - n); its globals; and, past `smallCount`
+    /// nodes, object -> node index (`seen`).
+    private var objects: Int32 = 0
+    private var specials: Int32 = 0
+    private var globals: Int32 = 0
+    private var seen: Int32 = 0
+    private var seenSlot: Int32 = 0
+    /// The addresses of the first `smallCount` nodes' objects.
+    private var addresses = InlineArray<8, UInt>(repeating: 0)
+    private static let smallCount = 8
+    /// Whether `objects` is the interpreter's reusable array, to be given back by `finish`.
+    private var reusable = false
     private let cacheBytecode: Bool
-    private(set) var graph = CopiedGraph()
+    let graph = CopiedGraph()
     private var upvalueOwners: [UnsafeMutableRawPointer: (node: Int32, index: Int32)] = [:]
-    /// For each node, where it was first found (parent -1: a root), for error messages.
+    /// For each node but the first (always a root), where it was first found (parent -1: a
+    /// root), for error messages: a copy of one function with plain arguments records none.
     private var origins: [(parent: Int, step: Step?)] = []
     private var cursor = 0
 
-    /// Pushes the copier's tables; the caller drops them (with `lua_settop`) when done.
-    /// `cacheBytecode`: keep each function's dump (see `bytecode`).
+    /// `cacheBytecode`: keep each function's dump (see `bytecode`). The copier pushes what it
+    /// needs when the first table or function is copied; the caller calls `finish` and drops
+    /// them (with `lua_settop`) when done.
     init(_ L: OpaquePointer, cacheBytecode: Bool) {
         self.L = L
         self.cacheBytecode = cacheBytecode
+    }
+
+    /// Pushes what identity needs. The registry's globals are read each time, since a
+    /// `concurrent_map` task has globals of its own.
+    private mutating func begin() {
         lua_checkstack(L, 8)
-        lua_createtable(L, 0, 0)
-        seenObjects = lua_gettop(L)
+        if lua_rawgetp(L, ld_registryindex(), RegistryKeys.scratch) == LUA_TTABLE {
+            lua_pushnil(L)
+            lua_rawsetp(L, ld_registryindex(), RegistryKeys.scratch)  // taken (a copy nested in a __gc makes its own)
+            reusable = true
+        } else {
+            ld_pop(L, 1)
+            lua_createtable(L, 16, 0)
+            reusable = true
+        }
+        objects = lua_gettop(L)
+        Self.pushSpecials(L)
+        specials = lua_gettop(L)
+        lua_rawgeti(L, ld_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
+        globals = lua_gettop(L)
+        lua_pushnil(L)  // where `seen` goes, if needed: nothing pushed later stays
+        seenSlot = lua_gettop(L)
+    }
+
+    /// Pushes the copier's tables now, for a caller that keeps values above them between roots.
+    mutating func prepare() {
+        if objects == 0 { begin() }
+    }
+
+    /// Gives the interpreter its reusable array back, emptied. Call it before dropping the
+    /// copier's stack values; a copier not finished only costs the next copy a new array.
+    mutating func finish() {
+        guard reusable, objects != 0 else { return }
+        reusable = false
+        let n = graph.nodes.count
+        guard n <= 4096 else { return }
+        for k in 0..<n {
+            lua_pushnil(L)
+            lua_rawseti(L, objects, lua_Integer(k + 1))
+        }
+        lua_pushvalue(L, objects)
+        lua_rawsetp(L, ld_registryindex(), RegistryKeys.scratch)
+    }
+
+    /// Pushes `{[library table] = -1 - n, ...}`, made on first use.
+    private static func pushSpecials(_ L: OpaquePointer) {
+        if lua_rawgetp(L, ld_registryindex(), RegistryKeys.specials) == LUA_TTABLE { return }
+        ld_pop(L, 1)
         lua_createtable(L, 0, 16)
-        seenIndex = lua_gettop(L)
-        let specials = CopiedGraph.Special.allCases
         if Lua.getField(L, ld_registryindex(), LUA_LOADED_TABLE) == LUA_TTABLE {
-            for (n, special) in specials.enumerated() {
+            for (n, special) in CopiedGraph.Special.allCases.enumerated() {
                 if Lua.getField(L, -1, special.rawValue) == LUA_TTABLE {
                     lua_pushinteger(L, lua_Integer(-1 - n))
-                    lua_rawset(L, seenIndex)
+                    lua_rawset(L, -4)
                 } else {
                     ld_pop(L, 1)
                 }
             }
         }
         ld_pop(L, 1)
-        // In a worker task the registry's globals are the task's fresh table, not `_G`'s.
-        lua_rawgeti(L, ld_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
-        lua_pushinteger(L, lua_Integer(-1 - specials.firstIndex(of: .globals)!))
-        lua_rawset(L, seenIndex)
+        lua_pushvalue(L, -1)
+        lua_rawsetp(L, ld_registryindex(), RegistryKeys.specials)
     }
 
     /// Copies the value at `index` (with everything it reaches) and appends it to the roots.
@@ -65,7 +121,11 @@ struct ValueCopier {
     @discardableResult
     mutating func root(_ index: Int32) throws(CopyError) -> Value {
         let i = lua_absindex(L, index)
-        let marks = (graph.nodes.count, graph.values.count, graph.upvalues.count, graph.bytes.count)
+        if objects == 0 {
+            let t = lua_type(L, i)
+            if t == LUA_TTABLE || t == LUA_TFUNCTION { begin() }
+        }
+        let marks = (graph.nodes.count, graph.values.count, graph.upvalues.count, graph.bytes.count, graph.shared.count)
         do {
             let v = try value(i, parent: -1, step: nil)
             while cursor < graph.nodes.count {
@@ -76,15 +136,20 @@ struct ValueCopier {
             return v
         } catch {
             for k in marks.0..<graph.nodes.count {
-                lua_rawgeti(L, seenObjects, lua_Integer(k + 1))
+                if seen != 0 {
+                    lua_rawgeti(L, objects, lua_Integer(k + 1))
+                    lua_pushnil(L)
+                    lua_rawset(L, seen)
+                }
                 lua_pushnil(L)
-                lua_rawset(L, seenIndex)
+                lua_rawseti(L, objects, lua_Integer(k + 1))
             }
             graph.nodes.removeSubrange(marks.0...)
             graph.values.removeSubrange(marks.1...)
             graph.upvalues.removeSubrange(marks.2...)
             graph.bytes.removeSubrange(marks.3...)
-            origins.removeSubrange(marks.0...)
+            graph.shared.removeSubrange(marks.4...)
+            origins.removeSubrange(max(0, marks.0 - 1)...)
             upvalueOwners = upvalueOwners.filter { $0.value.node < marks.0 }
             cursor = marks.0
             throw error
@@ -111,11 +176,21 @@ struct ValueCopier {
             guard lua_iscfunction(L, i) == 0 else { throw failure("a C function", parent, step) }
             return node(i, parent: parent, step: step)
         case LUA_TUSERDATA:
+            if let channel: ChannelObject = Runtime.from(L).objects.check(L, i, .channel) {
+                return shared(channel)
+            }
             throw failure("a userdata" + (userdataName(i).map { " (\($0))" } ?? ""), parent, step)
         case LUA_TLIGHTUSERDATA: throw failure("a light userdata", parent, step)
         case LUA_TTHREAD: throw failure("a coroutine", parent, step)
         default: throw failure("a \(String(cString: ld_typename(L, i))) value", parent, step)
         }
+    }
+
+    /// The index of `object` in the graph's shared objects (once per object).
+    private mutating func shared(_ object: any SharedObject) -> Value {
+        if let k = graph.shared.firstIndex(where: { $0 === object }) { return .shared(k) }
+        graph.shared.append(object)
+        return .shared(graph.shared.count - 1)
     }
 
     /// Adds bytes to the pool.
@@ -134,21 +209,51 @@ struct ValueCopier {
 
     /// The node for the table or function at `i`, registered on first sight (filled later).
     private mutating func node(_ i: Int32, parent: Int, step: Step?) -> Value {
-        lua_pushvalue(L, i)
-        if lua_rawget(L, seenIndex) == LUA_TNUMBER {
-            let k = Int(lua_tointegerx(L, -1, nil))
+        if lua_type(L, i) == LUA_TTABLE {
+            if lua_rawequal(L, i, globals) != 0 { return .special(.globals) }
+            lua_pushvalue(L, i)
+            if lua_rawget(L, specials) == LUA_TNUMBER {
+                let k = Int(lua_tointegerx(L, -1, nil))
+                ld_pop(L, 1)
+                return .special(CopiedGraph.Special.allCases[-1 - k])
+            }
             ld_pop(L, 1)
-            return k >= 0 ? .node(k) : .special(CopiedGraph.Special.allCases[-1 - k])
         }
-        ld_pop(L, 1)
         let k = graph.nodes.count
+        if seen != 0 {
+            lua_pushvalue(L, i)
+            if lua_rawget(L, seen) == LUA_TNUMBER {
+                let n = Int(lua_tointegerx(L, -1, nil))
+                ld_pop(L, 1)
+                return .node(n)
+            }
+            ld_pop(L, 1)
+        } else {
+            let address = UInt(bitPattern: lua_topointer(L, i))
+            for n in 0..<k where addresses[n] == address { return .node(n) }
+            if k < Self.smallCount {
+                addresses[k] = address
+            } else {
+                // Past a few objects, identity by a Lua table.
+                lua_createtable(L, 0, Int32(2 * Self.smallCount))
+                ld_replace(L, seenSlot)
+                seen = seenSlot
+                for n in 0..<k {
+                    lua_rawgeti(L, objects, lua_Integer(n + 1))
+                    lua_pushinteger(L, lua_Integer(n))
+                    lua_rawset(L, seen)
+                }
+            }
+        }
         graph.nodes.append(.table(first: 0, arrayCount: 0, hashCount: 0, metatable: nil))  // see `fill`
-        origins.append((parent, step))
+        if k > 0 { origins.append((parent, step)) }
         lua_pushvalue(L, i)
-        lua_pushvalue(L, i)
-        lua_rawseti(L, seenObjects, lua_Integer(k + 1))
-        lua_pushinteger(L, lua_Integer(k))
-        lua_rawset(L, seenIndex)
+        lua_rawseti(L, objects, lua_Integer(k + 1))
+        if seen != 0 {
+            lua_pushvalue(L, i)
+            lua_pushinteger(L, lua_Integer(k))
+            lua_rawset(L, seen)
+        }
         return .node(k)
     }
 
@@ -157,7 +262,7 @@ struct ValueCopier {
     /// node's entries are contiguous: values met inside are only registered, filled later.
     private mutating func fill(_ k: Int) throws(CopyError) {
         lua_checkstack(L, 8)
-        lua_rawgeti(L, seenObjects, lua_Integer(k + 1))
+        lua_rawgeti(L, objects, lua_Integer(k + 1))
         let object = lua_gettop(L)
         defer { lua_settop(L, object - 1) }
         if lua_type(L, object) == LUA_TTABLE {
@@ -183,7 +288,7 @@ struct ValueCopier {
             }
             graph.nodes[k] = .table(first: first, arrayCount: arrayCount, hashCount: hashCount, metatable: metatable)
         } else {
-            let code = try bytecode(object, k)
+            let (code, id) = try bytecode(object, k)
             let first = graph.upvalues.count
             var n: Int32 = 1
             while let name = lua_getupvalue(L, object, n) {
@@ -197,25 +302,28 @@ struct ValueCopier {
                 ld_pop(L, 1)
                 n += 1
             }
-            graph.nodes[k] = .function(code: code, first: first, upvalueCount: n - 1)
+            graph.nodes[k] = .function(code: code, first: first, upvalueCount: n - 1, id: id)
         }
     }
 
-    /// Registry key of the bytecode cache: a weak-keyed table, function -> dump.
-    private static let cacheKey = "luadispatch.concurrent_map.bytecode"
+    /// The bytecode cache (registry, `RegistryKeys.bytecode`) is a weak-keyed table: function ->
+    /// its number (8 bytes) followed by its dump.
+    /// Numbers for cached dumps, unique in the process (targets keep loaded functions by them).
+    private static let nextID = Atomic<Int>(1)
 
     /// Adds the dump of the Lua function at `i` to the pool (with debug info, so that errors
-    /// keep their lines).
+    /// keep their lines); returns its span and its number in the cache (0: not cached).
     ///
     /// The cache is keyed by the function object: the API does not expose the prototype, and
     /// keying by a hash of the dump would need the dump, which is the cost being saved. A script
-    /// that calls `concurrent_map` repeatedly with the same function (and helpers) dumps it once;
-    /// weak keys let the entry go with the function.
-    private mutating func bytecode(_ i: Int32, _ k: Int) throws(CopyError) -> CopiedGraph.Span {
+    /// that submits the same function (and helpers) repeatedly dumps it once; weak keys let the
+    /// entry go with the function.
+    private mutating func bytecode(_ i: Int32, _ k: Int) throws(CopyError) -> (CopiedGraph.Span, Int) {
         let top = lua_gettop(L)
         defer { lua_settop(L, top) }
+        let idSize = MemoryLayout<Int>.size
         if cacheBytecode {
-            if Lua.getField(L, ld_registryindex(), Self.cacheKey) != LUA_TTABLE {
+            if lua_rawgetp(L, ld_registryindex(), RegistryKeys.bytecode) != LUA_TTABLE {
                 ld_pop(L, 1)
                 lua_createtable(L, 0, 0)
                 lua_createtable(L, 0, 1)
@@ -223,13 +331,16 @@ struct ValueCopier {
                 Lua.setField(L, -2, "__mode")
                 lua_setmetatable(L, -2)
                 lua_pushvalue(L, -1)
-                Lua.setField(L, ld_registryindex(), Self.cacheKey)
+                lua_rawsetp(L, ld_registryindex(), RegistryKeys.bytecode)
             }
             lua_pushvalue(L, i)
             if lua_rawget(L, top + 1) == LUA_TSTRING {
                 var len = 0
-                let p = lua_tolstring(L, -1, &len)!
-                return try append(UnsafeRawBufferPointer(start: p, count: len), origins[k].parent, origins[k].step)
+                let p = UnsafeRawPointer(lua_tolstring(L, -1, &len)!)
+                let id = p.loadUnaligned(as: Int.self)
+                let span = try append(UnsafeRawBufferPointer(start: p + idSize, count: len - idSize),
+                                      origin(k).parent, origin(k).step)
+                return (span, id)
             }
             ld_pop(L, 1)
         }
@@ -243,17 +354,24 @@ struct ValueCopier {
             }, out, 0)
         }
         ld_pop(L, 1)
+        var id = 0
         if cacheBytecode {
+            id = Self.nextID.wrappingAdd(1, ordering: .relaxed).oldValue
             lua_pushvalue(L, i)
-            dump.withUnsafeBufferPointer { buf in
+            var entry = [UInt8](repeating: 0, count: idSize)
+            entry.withUnsafeMutableBytes { $0.storeBytes(of: id, as: Int.self) }
+            entry += dump
+            entry.withUnsafeBufferPointer { buf in
                 buf.withMemoryRebound(to: CChar.self) { _ = lua_pushlstring(L, $0.baseAddress, $0.count) }
             }
             lua_rawset(L, top + 1)
         }
-        let span = try reserve(dump.count, origins[k].parent, origins[k].step)
+        let span = try reserve(dump.count, origin(k).parent, origin(k).step)
         graph.bytes.append(contentsOf: dump)
-        return span
+        return (span, id)
     }
+
+    private func origin(_ k: Int) -> (parent: Int, step: Step?) { k == 0 ? (-1, nil) : origins[k - 1] }
 
     private func userdataName(_ i: Int32) -> String? {
         guard lua_getmetatable(L, i) != 0 else { return nil }
@@ -266,8 +384,8 @@ struct ValueCopier {
         var steps: [Step] = step.map { [$0] } ?? []
         var p = parent
         while p >= 0 {
-            if let s = origins[p].step { steps.append(s) }
-            p = origins[p].parent
+            if let s = origin(p).step { steps.append(s) }
+            p = origin(p).parent
         }
         return CopyError(what: what, path: steps.reversed().map(describe))
     }
@@ -285,8 +403,18 @@ struct ValueCopier {
             case .integer(let i): return .field(.other("\(i)"))
             case .number(let d): return .field(.other("\(d)"))
             case .boolean(let b): return .field(.other("\(b)"))
-            case .nil, .special, .node: return .field(.other("?"))
+            case .nil, .special, .node, .shared: return .field(.other("?"))
             }
         }
     }
+}
+
+/// Registry keys of the parallel layer: the addresses of a few bytes of this process (a
+/// lookup by light userdata, with no string to push).
+enum RegistryKeys {
+    nonisolated(unsafe) static let scratch = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
+    nonisolated(unsafe) static let specials = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
+    nonisolated(unsafe) static let bytecode = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
+    nonisolated(unsafe) static let loaded = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
+    nonisolated(unsafe) static let channels = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
 }

@@ -6,19 +6,21 @@ import Synchronization
 import Glibc
 #endif
 
-/// An isolated interpreter for `concurrent_map` tasks: one per thread, made on the thread's
-/// first task and closed by a thread-exit destructor. It shares nothing with any other
-/// interpreter, so tasks on different threads run Lua truly in parallel.
+/// An isolated interpreter: a worker of a pool (`dispatch.workers`), or the one a thread uses
+/// for `concurrent_map` tasks (made on the thread's first task and closed by a thread-exit
+/// destructor). It shares nothing with any other interpreter but channels, so workers run Lua
+/// truly in parallel, and never takes another interpreter's lock.
 ///
 /// It is a `Runtime` (its own lock, uncontended, and its own object metatables) so that the
-/// bindings kept in its `dispatch` module (`now`, `walltime`, `thread`, `sleep`, `errno_name`)
-/// run unchanged; everything else is removed and raises a clear error when used.
+/// bindings kept in its `dispatch` module (`now`, `walltime`, `thread`, `sleep`, `errno_name`,
+/// `channel` and channels' methods) run unchanged, their waits included; everything else is
+/// removed and raises a clear error when used.
 final class WorkerInterpreter {
     /// Live worker interpreters in the process (for tests and diagnostics).
     static let live = Atomic<Int>(0)
 
     /// The `dispatch` functions that are safe without the shared interpreter and its queues.
-    static let moduleNames = ["now", "walltime", "thread", "sleep", "errno_name"]
+    static let moduleNames = ["now", "walltime", "thread", "sleep", "errno_name", "channel"]
 
     let runtime: Runtime
     /// The worker's own global table; each task gets a fresh copy of it (see `run`).
@@ -44,8 +46,11 @@ final class WorkerInterpreter {
         return key
     }()
 
-    private init() {
-        runtime = Runtime()
+    /// Every worker interpreter of the process is made here, its Lua state by `Runtime` (through
+    /// `ld_newstate`, as the main interpreter's): the one place where whatever applies to every
+    /// Lua state (its allocator) is given to workers too.
+    init() {
+        runtime = Runtime(tracing: false)
         runtime.acquire()
         defer { runtime.release() }
         let L = runtime.L
@@ -61,7 +66,7 @@ final class WorkerInterpreter {
     }
 
     /// Removes every `dispatch` function but `moduleNames`; using one of them raises
-    /// "dispatch.queue is not available in a concurrent_map worker".
+    /// "dispatch.queue is not available in a worker interpreter".
     private static func restrictModule(_ L: OpaquePointer) {
         let keep = moduleNames.map { "\($0) = true" }.joined(separator: ", ")
         let code = """
@@ -69,7 +74,7 @@ final class WorkerInterpreter {
             for k in pairs(d) do if not keep[k] then removed[k] = true end end
             for k in pairs(removed) do d[k] = nil end
             setmetatable(d, { __index = function(_, k)
-                if removed[k] then error("dispatch." .. k .. " is not available in a concurrent_map worker", 2) end
+                if removed[k] then error("dispatch." .. k .. " is not available in a worker interpreter", 2) end
             end })
             """
         let top = lua_gettop(L)
@@ -115,6 +120,7 @@ final class WorkerInterpreter {
             let f = lua_gettop(L)
             var result = ChunkResult()
             var copier = ValueCopier(L, cacheBytecode: false)
+            copier.prepare()
             for i in range {
                 lua_pushvalue(L, f)
                 lua_pushinteger(L, lua_Integer(i))
@@ -131,10 +137,49 @@ final class WorkerInterpreter {
                 }
                 ld_pop(L, 1)
             }
+            copier.finish()
             result.values = copier.graph
             return result
         }
         return built ?? ChunkResult(error: (range.lowerBound, Lua.string(L, -1) ?? "cannot load the function"))
+    }
+
+    /// Calls `roots[0]` with `roots[1...]` as arguments in the worker's own globals (kept from
+    /// one call to the next) and copies its results back: a pool's job, or its `init`.
+    func call(_ code: CopiedGraph) -> JobOutcome {
+        runtime.acquire()
+        defer { runtime.release() }
+        let L = runtime.L
+        let top = lua_gettop(L)
+        defer { lua_settop(L, top) }
+        guard lua_checkstack(L, Int32(clamping: code.roots.count) + 16) != 0 else {
+            return .failed(message: "too many arguments", traceback: "")
+        }
+        lua_pushcclosure(L, ld_msgh, 0)
+        let handler = lua_gettop(L)
+        for _ in code.roots { lua_pushnil(L) }
+        let built: Void? = code.build(in: L) { push in
+            for (k, v) in code.roots.enumerated() {
+                push(v)
+                ld_replace(L, handler + 1 + Int32(k))
+            }
+        }
+        guard built != nil else {
+            return .failed(message: Lua.string(L, -1) ?? "cannot load the function", traceback: "")
+        }
+        guard ld_pcall(L, Int32(code.roots.count - 1), ld_multret(), handler) == LUA_OK else {
+            let (message, traceback) = ErrorValue.pop(L)
+            return .failed(message: message, traceback: traceback)
+        }
+        let n = lua_gettop(L) - handler
+        var copier = ValueCopier(L, cacheBytecode: false)
+        defer { copier.finish() }
+        for k in 0..<n {
+            do throws(CopyError) { try copier.root(handler + 1 + k) } catch {
+                return .failed(message: error.resultMessage(number: n > 1 ? Int(k) + 1 : nil), traceback: "")
+            }
+        }
+        return .values(copier.graph)
     }
 
     /// A new table with the worker's standard globals, and `_G` pointing to itself.

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 
 /// Chrome trace event JSON (`{"traceEvents": [...]}`, times in microseconds), the format that
 /// Perfetto and chrome://tracing open. See docs/tracing.md for the shape.
@@ -32,12 +33,14 @@ extension Tracer {
         next()
         out.add("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":"); out.add(pid)
         out.add(",\"tid\":0,\"args\":{\"name\":"); out.add(Self.quote(processName)); out.add("}}")
+        let workers = workerSlices.withLock { $0 }
         var tids = Set<UInt16>()
         for e in events { tids.insert(e.tid) }
+        for tid in workers.lanes.keys { tids.insert(tid) }
         for tid in tids.sorted() {
             next()
             out.add("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":"); out.add(pid); out.add(",\"tid\":"); out.add(Int(tid))
-            out.add(",\"args\":{\"name\":\""); out.add(tid == 1 ? "main thread" : "worker \(tid)"); out.add("\"}}")
+            out.add(",\"args\":{\"name\":"); out.add(Self.quote(workers.lanes[tid] ?? (tid == 1 ? "main thread" : "worker \(tid)"))); out.add("}}")
             next()
             out.add("{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":"); out.add(pid); out.add(",\"tid\":"); out.add(Int(tid))
             out.add(",\"args\":{\"sort_index\":"); out.add(Int(tid)); out.add("}}")
@@ -76,12 +79,25 @@ extension Tracer {
                 out.add(",\"args\":{\"subject\":"); arg(e.arg1); out.add("}}")
             }
         }
+        for w in workers.slices {
+            if w.flow != 0 {
+                next()
+                out.add("{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"flow\",\"name\":\"submit\",\"id\":"); out.add(w.flow)
+                out.add(","); head(w.tid, w.ts); out.add("}")
+            }
+            next()
+            out.add("{\"ph\":\"X\",\"cat\":\"block\",\"name\":"); out.add(Self.quote(w.name)); out.add(","); head(w.tid, w.ts)
+            out.add(",\"dur\":"); out.micro(w.dur)
+            out.add(",\"args\":{\"queue\":"); out.add(Self.quote(w.name)); out.add(",\"kind\":"); out.add(Self.quote(w.kind))
+            out.add(",\"source\":"); out.add(Self.quote(w.source)); out.add("}}")
+        }
+        let dropped = dropped + workers.dropped
         if dropped > 0 {
             next()
             out.add("{\"ph\":\"i\",\"s\":\"g\",\"cat\":\"event\",\"name\":\"events dropped\",\"pid\":"); out.add(pid)
             out.add(",\"tid\":0,\"ts\":0,\"args\":{\"dropped\":"); out.add(dropped); out.add(",\"limit\":"); out.add(limit); out.add("}}")
         }
-        out.add("\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"recorder\":\"luadispatch\",\"events\":"); out.add(events.count)
+        out.add("\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"recorder\":\"luadispatch\",\"events\":"); out.add(events.count + workers.slices.count)
         out.add(",\"dropped\":"); out.add(dropped); out.add(",\"limit\":"); out.add(limit); out.add("}}\n")
         return out.bytes
     }

@@ -1,5 +1,6 @@
 import CLua
 import CLuaShim
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -116,6 +117,8 @@ final class Tracer: @unchecked Sendable {
     @exclusivity(unchecked) private var lastSource: SourceKey?, lastSourceIndex: Int32 = -1
     /// Set once the trace went to `path`.
     @exclusivity(unchecked) var written = false
+    /// What pool workers ran, recorded without the interpreter lock (see `WorkerLanes.swift`).
+    let workerSlices = Mutex(WorkerSlices())
 
     private struct SourceKey: Hashable {
         let chunk: UnsafePointer<CChar>

@@ -1,0 +1,145 @@
+import CLua
+import CLuaShim
+import Dispatch
+import Synchronization
+
+/// `dispatch.workers{count=, init=}`: worker interpreters that run jobs truly in parallel.
+///
+/// Jobs wait in one queue, in submission order. Each worker is a serial `DispatchQueue` with an
+/// interpreter of its own (made on its first job, `init` run in it then); a free worker is woken
+/// with one block that runs jobs until the queue is empty, so a busy pool costs a lock per job
+/// and no Dispatch submission. A worker keeps its interpreter, and so its globals and loaded
+/// modules, from one job to the next, until the pool is closed.
+final class PoolObject: @unchecked Sendable {
+    private static let nextID = Atomic<Int>(1)
+
+    let id: Int
+    let label: String
+    let workers: [PoolWorker]
+    /// `init`, copied once; each worker builds it before its first job.
+    let initCode: CopiedGraph?
+    private let state: Mutex<State>
+
+    struct State {
+        var jobs = FIFO<JobObject>()
+        var idle: [PoolWorker]
+        var closed = false
+    }
+
+    init(count: Int, initCode: CopiedGraph?) {
+        let id = Self.nextID.wrappingAdd(1, ordering: .relaxed).oldValue
+        self.id = id
+        label = "pool #\(id)"
+        self.initCode = initCode
+        workers = (1...count).map { PoolWorker(pool: id, index: $0) }
+        state = Mutex(State(idle: workers.reversed()))
+    }
+
+    deinit {
+        // Nothing runs now (a running worker keeps its pool): let the workers' interpreters go.
+        if !state.withLock({ $0.closed }) { for w in workers { w.retire() } }
+    }
+
+    var isClosed: Bool { state.withLock { $0.closed } }
+    var queued: Int { state.withLock { $0.jobs.count } }
+
+    /// Queues `job` and wakes a free worker; false when the pool is closed.
+    func submit(_ job: JobObject) -> Bool {
+        let (accepted, worker) = state.withLock { s -> (Bool, PoolWorker?) in
+            guard !s.closed else { return (false, nil) }
+            s.jobs.append(job)
+            return (true, s.idle.popLast())
+        }
+        worker?.wake(self)
+        return accepted
+    }
+
+    /// The next job for `worker`, or nil: then the worker is idle, or retires if the pool is
+    /// closed. On the worker's queue.
+    fileprivate func next(for worker: PoolWorker) -> JobObject? {
+        state.withLock { s in
+            if let job = s.jobs.popFirst() { return job }
+            if !s.closed { s.idle.append(worker) }
+            return nil
+        }
+    }
+
+    /// `pool:close()`: queued and running jobs finish, then the workers' interpreters close.
+    func close() {
+        let idle = state.withLock { s -> [PoolWorker] in
+            guard !s.closed else { return [] }
+            s.closed = true
+            defer { s.idle = [] }
+            return s.idle
+        }
+        for w in idle { w.retire() }
+    }
+
+    var description: String {
+        let (queued, idle, closed) = state.withLock { ($0.jobs.count, $0.idle.count, $0.closed) }
+        if closed { return "dispatch.pool #\(id) (\(workers.count) workers, closed)" }
+        return "dispatch.pool #\(id) (\(workers.count) workers, \(workers.count - idle) busy, \(queued) queued)"
+    }
+}
+
+/// One worker of a pool: a serial queue, and the interpreter only that queue touches.
+final class PoolWorker: @unchecked Sendable {
+    private static let nextLane = Atomic<Int>(0)
+
+    let index: Int
+    let queue: DispatchQueue
+    /// The worker's lane in traces (`Tracer.jobSlice`) and its name there.
+    let lane: UInt16
+    let laneName: String
+    // On `queue` only:
+    private var interpreter: WorkerInterpreter?
+    private var initialised = false
+    private var initFailure: JobOutcome?
+
+    init(pool: Int, index: Int) {
+        self.index = index
+        queue = DispatchQueue(label: "luadispatch.pool.\(pool).worker.\(index)")
+        lane = Tracer.workerLane(Self.nextLane.wrappingAdd(1, ordering: .relaxed).oldValue)
+        laneName = "pool #\(pool) worker \(index)"
+    }
+
+    /// Runs jobs until the pool has none.
+    fileprivate func wake(_ pool: PoolObject) {
+        queue.async { [self] in
+            while let job = pool.next(for: self) { run(job, pool) }
+            if pool.isClosed { interpreter = nil }  // not idle: no job will come
+        }
+    }
+
+    /// Closes the interpreter once the worker's queue is free.
+    fileprivate func retire() {
+        queue.async { [self] in interpreter = nil }
+    }
+
+    private func run(_ job: JobObject, _ pool: PoolObject) {
+        guard let code = job.start() else { return }  // cancelled
+        let tracer = job.runtime.tracer
+        let worker: WorkerInterpreter
+        if let interpreter {
+            worker = interpreter
+        } else {
+            worker = WorkerInterpreter()
+            interpreter = worker
+        }
+        if !initialised {
+            initialised = true
+            if let initCode = pool.initCode {
+                let started = tracer != nil ? Tracer.clock() : 0
+                let outcome = worker.call(initCode)
+                if case .failed = outcome { initFailure = outcome }
+                tracer?.jobSlice(lane: lane, laneName: laneName, name: pool.label, kind: "init", source: "init",
+                                 started: started, flow: 0)
+            }
+        }
+        let started = tracer != nil ? Tracer.clock() : 0
+        let outcome = initFailure ?? worker.call(code)
+        tracer?.jobSlice(lane: lane, laneName: laneName, name: pool.label, kind: "job", source: job.source ?? "?",
+                         started: started, flow: job.flow)
+        job.finish(outcome)
+    }
+}
