@@ -120,6 +120,72 @@ function dispatch.concurrent_perform(n, fn) end
 ---@return any[]
 function dispatch.concurrent_map(n, fn, options) end
 
+-- MARK: workers and channels
+
+---A pool of `count` worker interpreters (default: the number of active processors); `init` runs
+---once in each worker before its first job.
+---@param options? {count?: integer, init?: fun()}
+---@return dispatch.pool
+function dispatch.workers(options) end
+
+---@class dispatch.pool
+---@field count integer
+local pool = {}
+
+---Runs `fn(...)` in a free worker; `fn`, its upvalues and the arguments are copied.
+---@param fn function
+---@param ... any
+---@return dispatch.job
+function pool:submit(fn, ...) end
+
+---Queued and running jobs finish, then the workers close; `submit` afterwards raises.
+function pool:close() end
+
+---@class dispatch.job
+local job = {}
+
+---`true, results...`, `false, "timeout"`, or the job's error raised again with the worker's
+---traceback. Inside a task, suspends the task.
+---@param timeout? dispatch.timeout
+---@return boolean ok
+---@return any ...
+function job:wait(timeout) end
+
+---`fn(true, results...)` or `fn(false, message, traceback)` runs on `queue` when the job ends.
+---@param queue dispatch.queue
+---@param fn fun(ok: boolean, ...: any)
+function job:notify(queue, fn) end
+
+---A job that has not started never runs (its `wait` raises "job cancelled before it started").
+---@return boolean cancelled `true` when the job had not started
+function job:cancel() end
+
+---A queue of copied values shared by every interpreter: `#ch` is the number queued.
+---@param options? {capacity?: integer}
+---@return dispatch.channel
+function dispatch.channel(options) end
+
+---@class dispatch.channel
+---@operator len: integer
+local channel = {}
+
+---Copies `value` in (not nil); waits for room on a full bounded channel.
+---@param value any
+---@param timeout? dispatch.timeout
+---@return boolean ok
+---@return "timeout"|"closed"|nil reason
+function channel:send(value, timeout) end
+
+---The next value, or `nil, "timeout"`, or `nil, "closed"` once closed and empty.
+---@param timeout? dispatch.timeout
+---@return any value
+---@return "timeout"|"closed"|nil reason
+function channel:receive(timeout) end
+
+---No more sends; values already sent are still received.
+---@return boolean closed `false` when it was closed already
+function channel:close() end
+
 -- MARK: work items
 
 ---@class dispatch.work_item_options

@@ -9,6 +9,7 @@
 //   luadispatch-native pending_block_memory N   resident pages grown, N (two numbers)
 //   luadispatch-native timer DURATION        mean lateness in us of a 10 ms timer
 //   luadispatch-native combine A B OUT       copies A then B into OUT with stream channels
+//   luadispatch-native channel N             messages/s between two threads (workers.lua channel)
 import Dispatch
 import Foundation
 import Synchronization
@@ -26,6 +27,7 @@ case "sync_round_trip": print(NativeRows.syncRoundTrip(count))
 case "perform_overhead": print(NativeRows.performOverhead(count))
 case "pending_block_memory": print(NativeRows.pendingMemory(count))
 case "timer": print(NativeRows.timer(duration: Double(args[2]) ?? 1))
+case "channel": print(ChannelRow.run(count))
 case "combine" where args.count == 5: NativeRows.combine(args[2], args[3], args[4])
 default:
     FileHandle.standardError.write(Data("luadispatch-native: unknown mode \(args[1])\n".utf8))

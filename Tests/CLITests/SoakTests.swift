@@ -19,4 +19,15 @@ final class SoakTests: XCTestCase {
             + "\(n * 6 + n / 10) events, \(n) EOFs, \(n / 10) exits, \(n) channels, 0 lost\nsoak: ok\n"), r.stdout)
         XCTAssertEqual(r.stderr, "", "nothing on stderr")
     }
+
+    /// scripts/soak/workers.lua: 100,000 jobs and 100,000 channel messages across 4 workers, every
+    /// result and message accounted for, resident memory flat after the first round.
+    func testWorkersSoak() throws {
+        let script = CLI.packageRoot.appendingPathComponent("scripts/soak/workers.lua").path
+        let r = try CLI.run(["run", script, "100000", "100000", "5"], timeout: 120)
+        XCTAssertEqual(r.status, 0, "exit status \(r.status)\n" + r.stdout.suffix(2000) + r.stderr.suffix(4000))
+        XCTAssertTrue(r.stdout.contains("workers soak: 100000 jobs, 100000 messages, 4 workers, 0 lost;"), r.stdout)
+        XCTAssertTrue(r.stdout.hasSuffix("workers soak: ok\n"), r.stdout)
+        XCTAssertEqual(r.stderr, "", "nothing on stderr")
+    }
 }

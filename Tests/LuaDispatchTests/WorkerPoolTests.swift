@@ -33,6 +33,29 @@ final class WorkerPoolTests: XCTestCase {
         XCTAssertEqual(run.records[4], [true, true, 15, false])
     }
 
+    /// Identity and shared upvalue variables survive across the function and its arguments,
+    /// however many tables they hold.
+    func testSharingAcrossTheFunctionAndItsArguments() {
+        let run = runLua("""
+            local pool = dispatch.workers{count = 1}
+            local n = 5
+            local function step(get) n = n + 1; return get() end
+            local function get() return n end
+            local function same(a, b) return a == b, a() end
+            local many = {}
+            for i = 1, 20 do many[i] = {i} end
+            many.again = many[3]
+            local function big(t) return #t, t.again == t[3], t[20][1] end
+            t.record(select(2, pool:submit(step, get):wait()))
+            t.record(select(2, pool:submit(same, get, get):wait()))
+            t.record(select(2, pool:submit(big, many):wait()))
+            t.record(n)
+            pool:close()
+            """, timeout: 20)
+        assertClean(run)
+        XCTAssertEqual(run.records, [[6], [true, 5], [20, true, 20], [5]])
+    }
+
     func testTheDefaultCountIsTheNumberOfActiveProcessors() {
         let run = runLua("local p = dispatch.workers(); t.record(p.count); p:close()", timeout: 10)
         assertClean(run)

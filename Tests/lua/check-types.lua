@@ -48,8 +48,12 @@ end
 local receivers = {
   q = "dispatch.queue", item = "dispatch.work_item", g = "dispatch.group", s = "dispatch.semaphore",
   t = "dispatch.task", src = "dispatch.source", ch = "dispatch.io", d = "dispatch.data",
+  pool = "dispatch.pool", job = "dispatch.job",
 }
-local perPage = { ["sources.md"] = { s = "dispatch.source", t = "dispatch.source" } }
+local perPage = {
+  ["sources.md"] = { s = "dispatch.source", t = "dispatch.source" },
+  ["api.md"] = { ch = "dispatch.channel" }, ["parallel.md"] = { ch = "dispatch.channel" },
+}
 
 local function documented()
   local docs, problems = set(), {}

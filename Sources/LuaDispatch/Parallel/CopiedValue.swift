@@ -195,6 +195,26 @@ extension CopiedGraph {
 }
 
 extension CopiedGraph {
+    /// Pushes every root, if the graph has no table, function or shared object (most results):
+    /// without `build`'s machinery. False, having pushed nothing, otherwise.
+    func pushPlainRoots(_ L: OpaquePointer) -> Bool {
+        guard nodes.isEmpty, shared.isEmpty else { return false }
+        bytes.withUnsafeBytes { raw in
+            for v in roots {
+                switch v {
+                case .boolean(let b): lua_pushboolean(L, b ? 1 : 0)
+                case .integer(let i): lua_pushinteger(L, i)
+                case .number(let d): lua_pushnumber(L, d)
+                case .string(let s):
+                    lua_pushlstring(L, raw.baseAddress.map { ($0 + Int(s.start)).assumingMemoryBound(to: CChar.self) }, Int(s.count))
+                case .special(let s): s.push(L)
+                case .nil, .node, .shared: lua_pushnil(L)
+                }
+            }
+        }
+        return true
+    }
+
     /// Whether a function's upvalues are all globals or library tables (or none): then the
     /// function loaded once is the same as one loaded again, since its upvalues are set anew on
     /// each build to the same tables, and a target may keep it.

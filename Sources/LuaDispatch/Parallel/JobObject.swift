@@ -221,6 +221,7 @@ final class JobObject: @unchecked Sendable {
     private static func push(_ L: OpaquePointer, _ graph: CopiedGraph) throws(LuaError) -> Int32 {
         let n = Int32(clamping: graph.roots.count)
         guard lua_checkstack(L, n + 8) != 0 else { throw .message("wait: too many results") }
+        if graph.pushPlainRoots(L) { return n }
         let base = lua_gettop(L)
         for _ in 0..<n { lua_pushnil(L) }
         let built: Void? = graph.build(in: L) { push in

@@ -32,6 +32,8 @@ struct ValueCopier {
     private var specials: Int32 = 0
     private var globals: Int32 = 0
     private var seen: Int32 = 0
+    /// The stack index of the first node when `plainFunction` copied it, else 0.
+    private var plainRoot: Int32 = 0
     private var seenSlot: Int32 = 0
     /// The addresses of the first `smallCount` nodes' objects.
     private var addresses = InlineArray<8, UInt>(repeating: 0)
@@ -54,6 +56,51 @@ struct ValueCopier {
         self.cacheBytecode = cacheBytecode
     }
 
+    /// The first node, when it is a Lua function whose upvalues are all plain values or the
+    /// globals (a job's function, typically): copied without any table, since nothing it
+    /// reaches can be shared or cyclic. nil (nothing recorded) for any other function. Kept at
+    /// its stack index, `plainRoot`, in case a later root needs the tables (`begin`).
+    private mutating func plainFunction(_ i: Int32) throws(CopyError) -> Value? {
+        guard lua_iscfunction(L, i) == 0 else { return nil }
+        lua_checkstack(L, 4)
+        lua_rawgeti(L, ld_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
+        let env = lua_gettop(L)
+        defer { lua_settop(L, env - 1) }
+        var n: Int32 = 1
+        while lua_getupvalue(L, i, n) != nil {
+            let t = lua_type(L, -1)
+            let plain = t == LUA_TNIL || t == LUA_TBOOLEAN || t == LUA_TNUMBER || t == LUA_TSTRING
+                || (t == LUA_TTABLE && lua_rawequal(L, -1, env) != 0)
+            ld_pop(L, 1)
+            guard plain else { return nil }
+            n += 1
+        }
+        graph.nodes.append(.table(first: 0, arrayCount: 0, hashCount: 0, metatable: nil))
+        do {
+            let (code, id) = try bytecode(i, 0)
+            n = 1
+            while let name = lua_getupvalue(L, i, n) {
+                if let id = lua_upvalueid(L, i, n) { upvalueOwners[id] = (0, n) }
+                let v: Value = lua_type(L, -1) == LUA_TTABLE
+                    ? .special(.globals) : try value(lua_gettop(L), parent: 0, step: .upvalue(String(cString: name)))
+                graph.upvalues.append(.value(v))
+                ld_pop(L, 1)
+                n += 1
+            }
+            graph.nodes[0] = .function(code: code, first: 0, upvalueCount: n - 1, id: id)
+        } catch {
+            graph.nodes.removeAll()
+            graph.upvalues.removeAll()
+            graph.bytes.removeAll()
+            upvalueOwners.removeAll()
+            throw error
+        }
+        addresses[0] = UInt(bitPattern: lua_topointer(L, i))
+        plainRoot = i
+        cursor = 1
+        return .node(0)
+    }
+
     /// Pushes what identity needs. The registry's globals are read each time, since a
     /// `concurrent_map` task has globals of its own.
     private mutating func begin() {
@@ -68,6 +115,10 @@ struct ValueCopier {
             reusable = true
         }
         objects = lua_gettop(L)
+        if plainRoot != 0 {
+            lua_pushvalue(L, plainRoot)
+            lua_rawseti(L, objects, 1)
+        }
         Self.pushSpecials(L)
         specials = lua_gettop(L)
         lua_rawgeti(L, ld_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
@@ -123,6 +174,10 @@ struct ValueCopier {
         let i = lua_absindex(L, index)
         if objects == 0 {
             let t = lua_type(L, i)
+            if t == LUA_TFUNCTION, graph.nodes.isEmpty, let v = try plainFunction(i) {
+                graph.roots.append(v)
+                return v
+            }
             if t == LUA_TTABLE || t == LUA_TFUNCTION { begin() }
         }
         let marks = (graph.nodes.count, graph.values.count, graph.upvalues.count, graph.bytes.count, graph.shared.count)
