@@ -101,9 +101,10 @@ enum CLI {
         }
         if runtime.pendingWork > 0 { runtime.armInterruption() }
         runtime.runUntilIdle()
-        let status = runtime.exitStatus
+        // After close: errors reported as the interpreter closes (a failed job's, found unretrieved
+        // when its handle is collected) count too.
         runtime.close()
-        return status
+        return runtime.exitStatus
     }
 
     static func directory(of path: String) -> String? {

@@ -1,8 +1,8 @@
 import Foundation
 import XCTest
 
-/// The example of docs/parallel.md (a pipeline of workers connected by channels), run as printed.
-final class ParallelDocsTests: XCTestCase {
+/// Worker pools through the CLI: the example of docs/parallel.md, and errors nobody retrieved.
+final class WorkersCLITests: XCTestCase {
     func testThePipelineExampleRunsAsDocumented() throws {
         let doc = try String(contentsOf: CLI.packageRoot.appendingPathComponent("docs/parallel.md"), encoding: .utf8)
         let marker = try XCTUnwrap(doc.range(of: "<!-- example: pipeline -->\n```lua\n"))
@@ -15,5 +15,17 @@ final class ParallelDocsTests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertEqual(r.stdout, "sum of squares:\t333833500\n")
         XCTAssertEqual(r.stderr, "")
+    }
+
+    /// A job's error that nothing retrieved, found when its handle is collected as the script's
+    /// interpreter closes, is reported like any uncaught error: on stderr, and exit status 1.
+    func testAnErrorNobodyRetrievedFailsTheRun() throws {
+        let r = try CLI.run(["-e", """
+            local dispatch = require("dispatch")
+            local pool = dispatch.workers{count = 1}
+            pool:submit(function() error("lost job error") end)
+            """], timeout: 30)
+        XCTAssertEqual(r.status, 1, r.stderr)
+        XCTAssertTrue(r.stderr.contains("error in block on queue 'pool #1': (command line):3: lost job error\nstack traceback:"), r.stderr)
     }
 }
