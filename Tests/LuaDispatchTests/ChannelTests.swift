@@ -158,6 +158,43 @@ final class ChannelTests: XCTestCase {
         XCTAssertEqual(run.records[0], [45450, true])
     }
 
+    /// Timeouts racing with hand-offs: every value sent is received exactly once, by workers
+    /// and tasks receiving with tiny timeouts from a channel of capacity 1 whose senders time
+    /// out too (and send again).
+    func testTimeoutsNeverLoseOrDuplicateAValue() {
+        let run = runLua("""
+            local pool = dispatch.workers{count = 3}
+            local ch = dispatch.channel{capacity = 1}
+            local function consume(c)
+              local count, sum = 0, 0
+              while true do
+                local v, why = c:receive(0.0002)
+                if why == "closed" then break end
+                if v then count, sum = count + 1, sum + v end
+              end
+              return count, sum
+            end
+            local jobs = {}
+            for i = 1, 3 do jobs[i] = pool:submit(consume, ch) end
+            local task = dispatch.task(function() return consume(ch) end)
+            local n = 5000
+            for i = 1, n do
+              while not ch:send(i, 0.0001) do end
+            end
+            ch:close()
+            local count, sum = 0, 0
+            for i = 1, 3 do
+              local _, c, s = jobs[i]:wait()
+              count, sum = count + c, sum + s
+            end
+            local _, c, s = task:wait()
+            t.record(count + c, sum + s == n * (n + 1) // 2)
+            pool:close()
+            """, timeout: 60)
+        assertClean(run)
+        XCTAssertEqual(run.records.first, [5000, true])
+    }
+
     func testBadInputRaisesClearErrors() {
         let run = runLua("""
             local function err(f, ...)
