@@ -31,6 +31,7 @@ enum EmbedRows {
 
     nonisolated(unsafe) static var sink = 0
     nonisolated(unsafe) static var opaque: [@Sendable (Int) -> Int] = [{ $0 &+ 1 }]
+    nonisolated(unsafe) static var opaqueAdd: [@Sendable (Int, Int) -> Int] = [{ $0 &+ $1 }]
 
     /// Nanoseconds per iteration of `body` run `n` times.
     static func perCall(_ n: Int, _ body: (Int) throws -> Void) rethrows -> Double {
@@ -98,7 +99,7 @@ enum EmbedRows {
         auxName: "typed/untyped", auxMeets: { $0 <= 1.5 }
     ) { scale in
         let n = max(1000, Int(300_000 * scale))
-        let add: @Sendable (Int, Int) -> Int = { $0 &+ $1 }
+        let add = opaqueAdd[0]
         let figures = try LuaBench.run("""
             local dispatch, bench, host = require("dispatch"), require("bench"), require("embedhost")
             local typed, untyped, s = host.add, host.add_untyped, 0
