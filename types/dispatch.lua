@@ -600,6 +600,66 @@ function dispatch.fd.close(fd) end
 ---@return true
 function dispatch.fd.set_nonblocking(fd, on) end
 
+dispatch.net = {}
+
+---@class dispatch.net_listen_options
+---@field host? string Default `"127.0.0.1"`; a name is resolved without holding the interpreter.
+---@field port? integer 0..65535; 0 (the default) picks a free port.
+---@field path? string A Unix-domain socket instead of `host`/`port`.
+---@field backlog? integer Default 128.
+
+---A non-blocking, close-on-exec listening socket: `fd, port` (`fd, path` for Unix).
+---@param options dispatch.net_listen_options
+---@return integer|nil fd
+---@return integer|string|nil port_or_message
+---@return string|nil errno_name
+function dispatch.net.listen(options) end
+
+---@param fd integer
+---@return integer|nil conn_fd
+---@return string peer_or_message `"host:port"`, the path for Unix, or `"EAGAIN"`.
+---@return string|nil errno_name
+function dispatch.net.accept(fd) end
+
+---Starts a non-blocking connect; `fn` runs on `queue` with the connected descriptor, or `nil`,
+---a message and the errno name (`"ECONNREFUSED"`, `"EAI_NONAME"`, ...).
+---@param options {host?: string, port?: integer, path?: string}
+---@param queue dispatch.queue|nil
+---@param fn fun(fd: integer|nil, err: string|nil, errno_name: string|nil)
+function dispatch.net.connect(options, queue, fn) end
+
+---A bound non-blocking UDP socket: `fd, port`.
+---@param options? {host?: string, port?: integer}
+---@return integer|nil fd
+---@return integer|string|nil port_or_message
+---@return string|nil errno_name
+function dispatch.net.udp(options) end
+
+---One datagram; never blocks.
+---@param fd integer
+---@param data string|dispatch.data
+---@param host string
+---@param port integer
+---@return integer|nil sent
+---@return string|nil message
+---@return string|nil errno_name
+function dispatch.net.sendto(fd, data, host, port) end
+
+---One datagram (at most `max` bytes of it); never blocks.
+---@param fd integer
+---@param max integer
+---@return string|nil data
+---@return string host_or_message
+---@return integer|string port_or_errno_name
+function dispatch.net.recvfrom(fd, max) end
+
+---@param fd integer
+---@param how "read"|"write"|"both"
+---@return true|nil ok
+---@return string|nil message
+---@return string|nil errno_name
+function dispatch.net.shutdown(fd, how) end
+
 dispatch.http = {}
 
 ---An HTTP GET through Foundation's URLSession; `fn` runs on `queue`.

@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include "ld_embedding.h"
 
+#include "ld_net.h"  // sockets (net.c)
+
 // MARK: states (alloc.c)
 
 /// A new state like luaL_newstate's, whose small blocks come from pages of its own (alloc.c):

@@ -56,6 +56,7 @@ enum Module {
         DataBinding.install(&m)
         IOBinding.install(&m)
         FDBinding.install(&m)
+        NetBinding.install(&m)
         HTTPBinding.install(&m)
         ConcurrentMapBinding.install(&m)
         WorkersBinding.install(&m)
