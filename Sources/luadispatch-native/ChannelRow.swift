@@ -37,8 +37,10 @@ enum ChannelRow {
         final class Sum: @unchecked Sendable { var value = 0 }
         let sum = Sum()
         let t = NativeRows.seconds {
-            DispatchQueue.global().async(group: done) { for i in 1...n { buffer.send(i) } }
-            DispatchQueue.global().async(group: done) {
+            // Two serial queues, as the Lua side's two workers: each gets a thread of its own
+            // at once (the global queues add a thread only about once a second while one blocks).
+            DispatchQueue(label: "bench.channel.producer").async(group: done) { for i in 1...n { buffer.send(i) } }
+            DispatchQueue(label: "bench.channel.consumer").async(group: done) {
                 var s = 0
                 for _ in 1...n { s += buffer.receive() }
                 sum.value = s

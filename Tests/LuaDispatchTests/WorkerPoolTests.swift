@@ -56,6 +56,38 @@ final class WorkerPoolTests: XCTestCase {
         XCTAssertEqual(run.records, [[6], [true, 5], [20, true, 20], [5]])
     }
 
+    /// Jobs of every shape give the same results: plain ones (a function whose only upvalue
+    /// is the globals, with nil, boolean and number arguments) and the rest.
+    func testEveryShapeOfJobGivesItsResults() {
+        let run = runLua("""
+            local pool = dispatch.workers{count = 1}
+            local function all(...) return select("#", ...), ... end
+            local function types(...)
+              local out = {}
+              for i = 1, select("#", ...) do out[i] = math.type((select(i, ...))) or type((select(i, ...))) end
+              return table.concat(out, ",")
+            end
+            t.record(select(2, pool:submit(all, 1, 2.5, true, nil, 5, false):wait()))
+            t.record(select(2, pool:submit(types, 1, 2.0, 3, nil):wait()))
+            t.record(select(2, pool:submit(all, "text", 1):wait()))
+            t.record(select(2, pool:submit(function(x) return {x}, "s" .. x end, 7):wait())[1])
+            t.record(select(3, pool:submit(function(x) return {x}, "s" .. x end, 7):wait()))
+            local k = 3
+            t.record(select(2, pool:submit(function(x) return x * k end, 5):wait()))
+            t.record(pcall(function() return pool:submit(function(x) return x.field end, 1):wait() end))
+            pool:close()
+            """, timeout: 20)
+        assertClean(run)
+        XCTAssertEqual(run.records[0], [6, 1, 2.5, true, .nil, 5, false])
+        XCTAssertEqual(run.records[1], ["integer,float,integer,nil"])
+        XCTAssertEqual(run.records[2], [2, "text", 1])
+        XCTAssertEqual(run.records[3], [7])
+        XCTAssertEqual(run.records[4], ["s7"])
+        XCTAssertEqual(run.records[5], [15])
+        XCTAssertEqual(run.records[6].first, false)
+        XCTAssertTrue(run.records[6][1].stringValue?.contains("attempt to index a number value") ?? false, "\(run.records[6])")
+    }
+
     func testTheDefaultCountIsTheNumberOfActiveProcessors() {
         let run = runLua("local p = dispatch.workers(); t.record(p.count); p:close()", timeout: 10)
         assertClean(run)

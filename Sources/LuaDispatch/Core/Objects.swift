@@ -4,7 +4,7 @@ import CLuaShim
 /// The userdata types the `dispatch` module hands to Lua.
 enum ObjectKind: Int, CaseIterable {
     case queue, group, semaphore, workItem, specificKey, once, time, walltime, source, io, data, task, resumer,
-         pool, job, channel
+         pool, job, channel, code
 
     var typeName: String {
         switch self {
@@ -24,6 +24,7 @@ enum ObjectKind: Int, CaseIterable {
         case .pool: "dispatch.pool"
         case .job: "dispatch.job"
         case .channel: "dispatch.channel"
+        case .code: "dispatch.code"
         }
     }
 }

@@ -4,9 +4,11 @@ import Dispatch
 import Synchronization
 
 /// How a job ended.
-enum JobOutcome: Sendable {
+enum JobOutcome: @unchecked Sendable {
     /// Its results, copied out of the worker.
     case values(CopiedGraph)
+    /// Its results when all are nil, booleans or numbers.
+    case plain(CopiedGraph.Roots)
     /// Its error's message and the worker's traceback.
     case failed(message: String, traceback: String)
     case cancelled
@@ -37,7 +39,7 @@ final class JobObject: @unchecked Sendable {
     struct State {
         var status = Status.queued
         /// `fn` and its arguments, until a worker takes them.
-        var code: CopiedGraph?
+        var code: Code?
         var outcome: JobOutcome?
         var waiters = WaiterQueue()
         /// The first `notify` (most jobs have one at most), then the others.
@@ -49,6 +51,12 @@ final class JobObject: @unchecked Sendable {
         var reported = false
     }
 
+    /// What a worker runs: a plain job, or a graph whose first root is the function.
+    enum Code {
+        case plain(PlainJob)
+        case graph(CopiedGraph)
+    }
+
     /// A `job:notify(queue, fn)`: `fn` is anchored by `ref` until it runs; its outstanding
     /// work is counted from the call.
     struct Notify {
@@ -56,7 +64,7 @@ final class JobObject: @unchecked Sendable {
         let ref: Int32
     }
 
-    init(_ rt: Runtime, pool: PoolObject, code: CopiedGraph, flow: UInt64, source: String?) {
+    init(_ rt: Runtime, pool: PoolObject, code: Code, flow: UInt64, source: String?) {
         runtime = rt
         self.pool = pool
         id = Self.nextID.wrappingAdd(1, ordering: .relaxed).oldValue
@@ -72,12 +80,11 @@ final class JobObject: @unchecked Sendable {
     // MARK: running (on the worker)
 
     /// A worker takes the job: its code, or nil when it was cancelled.
-    func start() -> CopiedGraph? {
+    func start() -> Code? {
         state.withLock { s in
             guard s.status == .queued else { return nil }
             s.status = .running
-            defer { s.code = nil }
-            return s.code
+            return s.code.take()
         }
     }
 
@@ -88,7 +95,7 @@ final class JobObject: @unchecked Sendable {
             guard s.status != .finished else { return (WaiterQueue(), Notify?.none, [Notify](), false) }
             s.status = .finished
             s.code = nil
-            s.outcome = outcome
+            s.outcome = consume outcome
             let waiters = s.waiters
             s.waiters = WaiterQueue()
             if s.notify != nil { s.observed = true }
@@ -185,6 +192,11 @@ final class JobObject: @unchecked Sendable {
         case .values(let graph)?:
             lua_pushboolean(L, 1)
             return try Self.push(L, graph) + 1
+        case .plain(let values)?:
+            guard lua_checkstack(L, Int32(clamping: values.count) + 8) != 0 else { throw .message("wait: too many results") }
+            lua_pushboolean(L, 1)
+            values.pushPlain(L)
+            return Int32(values.count) + 1
         case .failed(let message, let traceback)?:
             state.withLock { $0.observed = true }
             Lua.push(L, traceback.isEmpty ? message : message + "\n" + traceback)
@@ -205,6 +217,15 @@ final class JobObject: @unchecked Sendable {
                 Lua.push(L, "results could not be copied back")
                 return 2
             }
+        case .plain(let values)?:
+            guard lua_checkstack(L, Int32(clamping: values.count) + 8) != 0 else {
+                lua_pushboolean(L, 0)
+                Lua.push(L, "too many results")
+                return 2
+            }
+            lua_pushboolean(L, 1)
+            values.pushPlain(L)
+            return Int32(values.count) + 1
         case .failed(let message, let traceback)?:
             lua_pushboolean(L, 0)
             Lua.push(L, message)
@@ -281,7 +302,7 @@ final class JobObject: @unchecked Sendable {
         switch state.withLock({ ($0.status, $0.outcome) }) {
         case (.queued, _): what = "queued"
         case (.running, _): what = "running"
-        case (.finished, .values?): what = "done"
+        case (.finished, .values?), (.finished, .plain?): what = "done"
         case (.finished, .failed?): what = "failed"
         case (.finished, _): what = "cancelled"
         }

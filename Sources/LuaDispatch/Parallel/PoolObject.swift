@@ -137,7 +137,15 @@ final class PoolWorker: @unchecked Sendable {
             }
         }
         let started = tracer != nil ? Tracer.clock() : 0
-        let outcome = initFailure ?? worker.call(code)
+        let outcome: JobOutcome
+        if let initFailure {
+            outcome = initFailure
+        } else {
+            switch code {
+            case .plain(let job): outcome = worker.call(job)
+            case .graph(let graph): outcome = worker.call(graph)
+            }
+        }
         tracer?.jobSlice(lane: lane, laneName: laneName, name: pool.label, kind: "job", source: job.source ?? "?",
                          started: started, flow: job.flow)
         job.finish(outcome)

@@ -1,6 +1,5 @@
 import CLua
 import CLuaShim
-import Synchronization
 
 /// Copies values out of one interpreter into a `CopiedGraph`.
 ///
@@ -361,69 +360,13 @@ struct ValueCopier {
         }
     }
 
-    /// The bytecode cache (registry, `RegistryKeys.bytecode`) is a weak-keyed table: function ->
-    /// its number (8 bytes) followed by its dump.
-    /// Numbers for cached dumps, unique in the process (targets keep loaded functions by them).
-    private static let nextID = Atomic<Int>(1)
-
-    /// Adds the dump of the Lua function at `i` to the pool (with debug info, so that errors
-    /// keep their lines); returns its span and its number in the cache (0: not cached).
-    ///
-    /// The cache is keyed by the function object: the API does not expose the prototype, and
-    /// keying by a hash of the dump would need the dump, which is the cost being saved. A script
-    /// that submits the same function (and helpers) repeatedly dumps it once; weak keys let the
-    /// entry go with the function.
+    /// Adds the dump of the Lua function at `i` to the pool; returns its span and its number
+    /// (0: not cached). See `FunctionCode`.
     private mutating func bytecode(_ i: Int32, _ k: Int) throws(CopyError) -> (CopiedGraph.Span, Int) {
-        let top = lua_gettop(L)
-        defer { lua_settop(L, top) }
-        let idSize = MemoryLayout<Int>.size
-        if cacheBytecode {
-            if lua_rawgetp(L, ld_registryindex(), RegistryKeys.bytecode) != LUA_TTABLE {
-                ld_pop(L, 1)
-                lua_createtable(L, 0, 0)
-                lua_createtable(L, 0, 1)
-                Lua.push(L, "k")
-                Lua.setField(L, -2, "__mode")
-                lua_setmetatable(L, -2)
-                lua_pushvalue(L, -1)
-                lua_rawsetp(L, ld_registryindex(), RegistryKeys.bytecode)
-            }
-            lua_pushvalue(L, i)
-            if lua_rawget(L, top + 1) == LUA_TSTRING {
-                var len = 0
-                let p = UnsafeRawPointer(lua_tolstring(L, -1, &len)!)
-                let id = p.loadUnaligned(as: Int.self)
-                let span = try append(UnsafeRawBufferPointer(start: p + idSize, count: len - idSize),
-                                      origin(k).parent, origin(k).step)
-                return (span, id)
-            }
-            ld_pop(L, 1)
-        }
-        var dump: [UInt8] = []
-        lua_pushvalue(L, i)
-        withUnsafeMutablePointer(to: &dump) { out in
-            _ = lua_dump(L, { _, p, size, out in
-                out!.assumingMemoryBound(to: [UInt8].self).pointee
-                    .append(contentsOf: UnsafeRawBufferPointer(start: p, count: size))
-                return 0
-            }, out, 0)
-        }
-        ld_pop(L, 1)
-        var id = 0
-        if cacheBytecode {
-            id = Self.nextID.wrappingAdd(1, ordering: .relaxed).oldValue
-            lua_pushvalue(L, i)
-            var entry = [UInt8](repeating: 0, count: idSize)
-            entry.withUnsafeMutableBytes { $0.storeBytes(of: id, as: Int.self) }
-            entry += dump
-            entry.withUnsafeBufferPointer { buf in
-                buf.withMemoryRebound(to: CChar.self) { _ = lua_pushlstring(L, $0.baseAddress, $0.count) }
-            }
-            lua_rawset(L, top + 1)
-        }
-        let span = try reserve(dump.count, origin(k).parent, origin(k).step)
-        graph.bytes.append(contentsOf: dump)
-        return (span, id)
+        let code = FunctionCode.of(L, i, cache: cacheBytecode)
+        let span = try reserve(code.bytes.count, origin(k).parent, origin(k).step)
+        graph.bytes.append(contentsOf: code.bytes)
+        return (span, code.id)
     }
 
     private func origin(_ k: Int) -> (parent: Int, step: Step?) { k == 0 ? (-1, nil) : origins[k - 1] }

@@ -171,15 +171,7 @@ final class WorkerInterpreter {
             let (message, traceback) = ErrorValue.pop(L)
             return .failed(message: message, traceback: traceback)
         }
-        let n = lua_gettop(L) - handler
-        var copier = ValueCopier(L, cacheBytecode: false)
-        defer { copier.finish() }
-        for k in 0..<n {
-            do throws(CopyError) { try copier.root(handler + 1 + k) } catch {
-                return .failed(message: error.resultMessage(number: n > 1 ? Int(k) + 1 : nil), traceback: "")
-            }
-        }
-        return .values(copier.graph)
+        return results(L, from: handler + 1)
     }
 
     /// A new table with the worker's standard globals, and `_G` pointing to itself.

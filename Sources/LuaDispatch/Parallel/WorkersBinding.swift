@@ -65,6 +65,7 @@ enum WorkersBinding {
             return 1
         }
         m.types.append(job)
+        m.types.append(ObjectType(.code))
     }
 
     private static func workers(_ a: Args) throws(LuaError) -> Int32 {
@@ -108,23 +109,29 @@ enum WorkersBinding {
         guard lua_iscfunction(L, 2) == 0 else { throw .argument(2, "Lua function expected, got C function") }
         guard !pool.isClosed else { throw .message("submit on a closed pool (\(pool.label))") }
         let n = a.count
-        var copier = ValueCopier(L, cacheBytecode: true)
-        for i in 2...n {
-            do throws(CopyError) { try copier.root(i) } catch {
-                copier.finish()
-                lua_settop(L, n)
-                throw .argument(i, i == 2 ? error.upvalueMessage : error.valueMessage(to: "to a worker"))
+        let code: JobObject.Code
+        if let plain = PlainJob(L, fn: 2, last: n) {
+            code = .plain(plain)
+        } else {
+            var copier = ValueCopier(L, cacheBytecode: true)
+            for i in 2...n {
+                do throws(CopyError) { try copier.root(i) } catch {
+                    copier.finish()
+                    lua_settop(L, n)
+                    throw .argument(i, i == 2 ? error.upvalueMessage : error.valueMessage(to: "to a worker"))
+                }
             }
+            copier.finish()
+            lua_settop(L, n)
+            code = .graph(copier.graph)
         }
-        copier.finish()
-        lua_settop(L, n)
         var source: String?
         if let tracer = rt.tracer {
             lua_pushvalue(L, 2)
             source = tracer.sourceName(L)
             ld_pop(L, 1)
         }
-        let job = JobObject(rt, pool: pool, code: copier.graph, flow: rt.traceFlow(), source: source)
+        let job = JobObject(rt, pool: pool, code: code, flow: rt.traceFlow(), source: source)
         guard pool.submit(job) else {
             job.finish(.cancelled)
             throw .message("submit on a closed pool (\(pool.label))")

@@ -1,0 +1,79 @@
+import CLua
+import CLuaShim
+import Synchronization
+
+/// A Lua function's bytecode (from `lua_dump`, with debug info so that errors keep their lines)
+/// and the number every interpreter knows it by: a worker keeps the function it loaded under
+/// that number (`LoadedFunctions`), so a function submitted again is neither dumped nor loaded
+/// again.
+final class FunctionCode: @unchecked Sendable {
+    /// Unique in the process; 0 for a dump that is not cached.
+    let id: Int
+    let bytes: [UInt8]
+
+    private static let nextID = Atomic<Int>(1)
+
+    private init(id: Int, bytes: [UInt8]) {
+        self.id = id
+        self.bytes = bytes
+    }
+
+    /// The code of the Lua function at `i`. With `cache`, from the interpreter's cache, which
+    /// is keyed by the function object (the API does not expose the prototype, and keying by a
+    /// hash of the dump would need the dump, the cost being saved) and weak, so an entry goes
+    /// with its function; a dump made now is added to it. Lock held; leaves the stack as it was.
+    static func of(_ L: OpaquePointer, _ i: Int32, cache: Bool) -> FunctionCode {
+        let fn = lua_absindex(L, i)
+        guard cache else { return FunctionCode(id: 0, bytes: dump(L, fn)) }
+        let top = lua_gettop(L)
+        defer { lua_settop(L, top) }
+        lua_checkstack(L, 4)
+        if lua_rawgetp(L, ld_registryindex(), RegistryKeys.bytecode) != LUA_TTABLE {
+            ld_pop(L, 1)
+            lua_createtable(L, 0, 0)
+            lua_createtable(L, 0, 1)
+            Lua.push(L, "k")
+            Lua.setField(L, -2, "__mode")
+            lua_setmetatable(L, -2)
+            lua_pushvalue(L, -1)
+            lua_rawsetp(L, ld_registryindex(), RegistryKeys.bytecode)
+        }
+        let objects = Runtime.from(L).objects
+        lua_pushvalue(L, fn)
+        if lua_rawget(L, top + 1) == LUA_TUSERDATA, let code: FunctionCode = objects.check(L, -1, .code) {
+            return code
+        }
+        ld_pop(L, 1)
+        let code = FunctionCode(id: nextID.wrappingAdd(1, ordering: .relaxed).oldValue, bytes: dump(L, fn))
+        lua_pushvalue(L, fn)
+        objects.push(L, code, .code)  // its __gc lets the code go with the entry
+        lua_rawset(L, top + 1)
+        return code
+    }
+
+    private static func dump(_ L: OpaquePointer, _ fn: Int32) -> [UInt8] {
+        var bytes: [UInt8] = []
+        lua_pushvalue(L, fn)
+        withUnsafeMutablePointer(to: &bytes) { out in
+            _ = lua_dump(L, { _, p, size, out in
+                out!.assumingMemoryBound(to: [UInt8].self).pointee
+                    .append(contentsOf: UnsafeRawBufferPointer(start: p, count: size))
+                return 0
+            }, out, 0)
+        }
+        ld_pop(L, 1)
+        return bytes
+    }
+
+    /// Pushes the function: the one this interpreter loaded under `id` before, else loaded now
+    /// (and kept, when `keep`). False, with Lua's message pushed instead, when it fails to load.
+    func push(_ L: OpaquePointer, keep: Bool) -> Bool {
+        if id != 0, LoadedFunctions.push(L, id) { return true }
+        let status = bytes.withUnsafeBufferPointer { buf in
+            buf.withMemoryRebound(to: CChar.self) { luaL_loadbufferx(L, $0.baseAddress, $0.count, "=worker", "b") }
+        }
+        guard status == LUA_OK else { return false }
+        if keep && id != 0 { LoadedFunctions.keep(L, id) }
+        return true
+    }
+}
