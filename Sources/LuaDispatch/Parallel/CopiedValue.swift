@@ -226,44 +226,28 @@ extension CopiedGraph {
     }
 }
 
-/// The functions an interpreter loaded from other interpreters' bytecode, by the number their
-/// source gave the dump (`CopiedGraph.Node.function`'s `id`): submitting the same function to a
-/// worker again neither dumps nor loads it again. Only functions whose upvalues are all globals
-/// or library tables are kept (`isPlain`); at most `limit`, after which the table starts over.
-enum LoadedFunctions {
-    static let limit = 256
-
-    /// Pushes the kept function `id` and returns true, or pushes nothing and returns false.
-    static func push(_ L: OpaquePointer, _ id: Int) -> Bool {
-        guard lua_rawgetp(L, ld_registryindex(), RegistryKeys.loaded) == LUA_TTABLE else {
-            ld_pop(L, 1)
-            return false
-        }
-        if lua_rawgeti(L, -1, lua_Integer(-id)) == LUA_TFUNCTION {
-            ld_remove(L, -2)
-            return true
-        }
-        ld_pop(L, 2)
-        return false
-    }
-
-    /// Keeps the function on top of the stack (left there) as `id`.
-    static func keep(_ L: OpaquePointer, _ id: Int) {
-        if lua_rawgetp(L, ld_registryindex(), RegistryKeys.loaded) != LUA_TTABLE || lua_rawlen(L, -1) >= limit {
-            ld_pop(L, 1)
-            lua_createtable(L, 0, 0)  // counts its entries in its array part: [1..n] = true
-            lua_pushvalue(L, -1)
-            lua_rawsetp(L, ld_registryindex(), RegistryKeys.loaded)
-        }
-        lua_pushboolean(L, 1)
-        lua_rawseti(L, -2, lua_Integer(lua_rawlen(L, -2) + 1))
-        lua_pushvalue(L, -2)
-        lua_rawseti(L, -2, lua_Integer(-id))
-        ld_pop(L, 1)
-    }
-}
-
 extension CopiedGraph.Special {
+    /// Pushes this interpreter's table of specials, `{[library table] = -1 - n, ...}` (n: the
+    /// index in `allCases`), made on first use: what the copier looks tables up in.
+    static func pushIndex(_ L: OpaquePointer) {
+        if lua_rawgetp(L, ld_registryindex(), RegistryKeys.specials) == LUA_TTABLE { return }
+        ld_pop(L, 1)
+        lua_createtable(L, 0, 16)
+        if Lua.getField(L, ld_registryindex(), LUA_LOADED_TABLE) == LUA_TTABLE {
+            for (n, special) in allCases.enumerated() {
+                if Lua.getField(L, -1, special.rawValue) == LUA_TTABLE {
+                    lua_pushinteger(L, lua_Integer(-1 - n))
+                    lua_rawset(L, -4)
+                } else {
+                    ld_pop(L, 1)
+                }
+            }
+        }
+        ld_pop(L, 1)
+        lua_pushvalue(L, -1)
+        lua_rawsetp(L, ld_registryindex(), RegistryKeys.specials)
+    }
+
     /// Pushes this interpreter's own table (nil if it has no such library).
     func push(_ L: OpaquePointer) {
         if self == .globals {

@@ -77,3 +77,50 @@ final class FunctionCode: @unchecked Sendable {
         return true
     }
 }
+
+/// The functions an interpreter loaded from other interpreters' bytecode, by the number their
+/// source gave the dump (`CopiedGraph.Node.function`'s `id`): submitting the same function to a
+/// worker again neither dumps nor loads it again. Only functions whose upvalues are all globals
+/// or library tables are kept (`isPlain`); at most `limit`, after which the table starts over.
+enum LoadedFunctions {
+    static let limit = 256
+
+    /// Pushes the kept function `id` and returns true, or pushes nothing and returns false.
+    static func push(_ L: OpaquePointer, _ id: Int) -> Bool {
+        guard lua_rawgetp(L, ld_registryindex(), RegistryKeys.loaded) == LUA_TTABLE else {
+            ld_pop(L, 1)
+            return false
+        }
+        if lua_rawgeti(L, -1, lua_Integer(-id)) == LUA_TFUNCTION {
+            ld_remove(L, -2)
+            return true
+        }
+        ld_pop(L, 2)
+        return false
+    }
+
+    /// Keeps the function on top of the stack (left there) as `id`.
+    static func keep(_ L: OpaquePointer, _ id: Int) {
+        if lua_rawgetp(L, ld_registryindex(), RegistryKeys.loaded) != LUA_TTABLE || lua_rawlen(L, -1) >= limit {
+            ld_pop(L, 1)
+            lua_createtable(L, 0, 0)  // counts its entries in its array part: [1..n] = true
+            lua_pushvalue(L, -1)
+            lua_rawsetp(L, ld_registryindex(), RegistryKeys.loaded)
+        }
+        lua_pushboolean(L, 1)
+        lua_rawseti(L, -2, lua_Integer(lua_rawlen(L, -2) + 1))
+        lua_pushvalue(L, -2)
+        lua_rawseti(L, -2, lua_Integer(-id))
+        ld_pop(L, 1)
+    }
+}
+
+/// Registry keys of the parallel layer: the addresses of a few bytes of this process (a
+/// lookup by light userdata, with no string to push).
+enum RegistryKeys {
+    nonisolated(unsafe) static let scratch = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
+    nonisolated(unsafe) static let specials = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
+    nonisolated(unsafe) static let bytecode = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
+    nonisolated(unsafe) static let loaded = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
+    nonisolated(unsafe) static let channels = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
+}

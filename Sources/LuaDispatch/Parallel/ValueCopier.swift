@@ -118,7 +118,7 @@ struct ValueCopier {
             lua_pushvalue(L, plainRoot)
             lua_rawseti(L, objects, 1)
         }
-        Self.pushSpecials(L)
+        CopiedGraph.Special.pushIndex(L)
         specials = lua_gettop(L)
         lua_rawgeti(L, ld_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
         globals = lua_gettop(L)
@@ -144,26 +144,6 @@ struct ValueCopier {
         }
         lua_pushvalue(L, objects)
         lua_rawsetp(L, ld_registryindex(), RegistryKeys.scratch)
-    }
-
-    /// Pushes `{[library table] = -1 - n, ...}`, made on first use.
-    private static func pushSpecials(_ L: OpaquePointer) {
-        if lua_rawgetp(L, ld_registryindex(), RegistryKeys.specials) == LUA_TTABLE { return }
-        ld_pop(L, 1)
-        lua_createtable(L, 0, 16)
-        if Lua.getField(L, ld_registryindex(), LUA_LOADED_TABLE) == LUA_TTABLE {
-            for (n, special) in CopiedGraph.Special.allCases.enumerated() {
-                if Lua.getField(L, -1, special.rawValue) == LUA_TTABLE {
-                    lua_pushinteger(L, lua_Integer(-1 - n))
-                    lua_rawset(L, -4)
-                } else {
-                    ld_pop(L, 1)
-                }
-            }
-        }
-        ld_pop(L, 1)
-        lua_pushvalue(L, -1)
-        lua_rawsetp(L, ld_registryindex(), RegistryKeys.specials)
     }
 
     /// Copies the value at `index` (with everything it reaches) and appends it to the roots.
@@ -405,14 +385,4 @@ struct ValueCopier {
             }
         }
     }
-}
-
-/// Registry keys of the parallel layer: the addresses of a few bytes of this process (a
-/// lookup by light userdata, with no string to push).
-enum RegistryKeys {
-    nonisolated(unsafe) static let scratch = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
-    nonisolated(unsafe) static let specials = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
-    nonisolated(unsafe) static let bytecode = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
-    nonisolated(unsafe) static let loaded = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
-    nonisolated(unsafe) static let channels = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
 }
