@@ -266,18 +266,6 @@ final class ChannelTests: XCTestCase {
 
     /// `ch:receive` on the main thread parks there, so that Ctrl-C ends it.
     func testAMainThreadReceiveIsInterruptible() {
-        let rt = TestRuntimes.make()
-        defer { rt.close() }
-        rt.parksMainThreadWaits.store(true, ordering: .relaxed)
-        let interrupter = Thread {
-            while !rt.interruptMainThreadWait() { Thread.sleep(forTimeInterval: 0.01) }
-        }
-        interrupter.start()
-        do {
-            try rt.run(string: "local dispatch = require('dispatch'); dispatch.channel{}:receive()")
-            XCTFail("no error")
-        } catch {
-            XCTAssertTrue("\(error)".contains("interrupted (in 'receive')"), "\(error)")
-        }
+        assertMainThreadWaitIsInterrupted("dispatch.channel{}:receive()", in: "receive")
     }
 }

@@ -92,27 +92,14 @@ final class WorkerPoolMisuseTests: XCTestCase {
     /// `job:wait` on the main thread parks there, so that Ctrl-C (`interruptMainThreadWait`)
     /// ends it.
     func testAMainThreadWaitIsInterruptible() {
-        let rt = TestRuntimes.make()
-        defer { rt.close() }
-        rt.parksMainThreadWaits.store(true, ordering: .relaxed)
-        let interrupter = Thread {
-            while !rt.interruptMainThreadWait() { Thread.sleep(forTimeInterval: 0.01) }
-        }
-        interrupter.start()
-        do {
-            try rt.run(string: """
-                local dispatch = require("dispatch")
-                local pool = dispatch.workers{count = 1}
-                local gate = dispatch.channel{}
-                local ok, err = pcall(function() return pool:submit(function(g) return g:receive() end, gate):wait() end)
-                gate:send(1)
-                pool:close()
-                error(err, 0)
-                """)
-            XCTFail("no error")
-        } catch {
-            XCTAssertTrue("\(error)".contains("interrupted (in 'wait')"), "\(error)")
-        }
+        assertMainThreadWaitIsInterrupted("""
+            local pool = dispatch.workers{count = 1}
+            local gate = dispatch.channel{}
+            local ok, err = pcall(function() return pool:submit(function(g) return g:receive() end, gate):wait() end)
+            gate:send(1)
+            pool:close()
+            error(err, 0)
+            """, in: "wait")
     }
 
     /// Handles collected while their jobs are queued: the jobs still run, notify still gets the
@@ -203,5 +190,24 @@ final class WorkerPoolMisuseTests: XCTestCase {
         XCTAssertEqual(id(1), first)
         XCTAssertNotEqual(id(2), first)
         lua_settop(L, 0)
+    }
+}
+
+/// Runs `code` (with `dispatch` required) in a runtime whose main-thread waits park, while
+/// another thread interrupts the main thread's wait (what Ctrl-C does); the run must end with
+/// "interrupted (in 'CALL')".
+func assertMainThreadWaitIsInterrupted(_ code: String, in call: String, file: StaticString = #filePath, line: UInt = #line) {
+    let rt = TestRuntimes.make()
+    defer { rt.close() }
+    rt.parksMainThreadWaits.store(true, ordering: .relaxed)
+    let interrupter = Thread {
+        while !rt.interruptMainThreadWait() { Thread.sleep(forTimeInterval: 0.01) }
+    }
+    interrupter.start()
+    do {
+        try rt.run(string: "local dispatch = require('dispatch')\n" + code)
+        XCTFail("no error", file: file, line: line)
+    } catch {
+        XCTAssertTrue("\(error)".contains("interrupted (in '\(call)')"), "\(error)", file: file, line: line)
     }
 }

@@ -229,16 +229,7 @@ final class ChannelObject: SharedObject, @unchecked Sendable {
     /// mistaken for another channel's.
     func push(_ L: OpaquePointer) {
         lua_checkstack(L, 4)
-        if lua_rawgetp(L, ld_registryindex(), RegistryKeys.channels) != LUA_TTABLE {
-            ld_pop(L, 1)
-            lua_createtable(L, 0, 4)
-            lua_createtable(L, 0, 1)
-            Lua.push(L, "v")
-            Lua.setField(L, -2, "__mode")
-            lua_setmetatable(L, -2)
-            lua_pushvalue(L, -1)
-            lua_rawsetp(L, ld_registryindex(), RegistryKeys.channels)
-        }
+        RegistryKeys.pushWeakTable(L, RegistryKeys.channels, mode: "v")
         let key = UnsafeMutableRawPointer(Unmanaged.passUnretained(self).toOpaque())
         if lua_rawgetp(L, -1, key) == LUA_TUSERDATA {
             ld_remove(L, -2)

@@ -28,16 +28,7 @@ final class FunctionCode: @unchecked Sendable {
         let top = lua_gettop(L)
         defer { lua_settop(L, top) }
         lua_checkstack(L, 4)
-        if lua_rawgetp(L, ld_registryindex(), RegistryKeys.bytecode) != LUA_TTABLE {
-            ld_pop(L, 1)
-            lua_createtable(L, 0, 0)
-            lua_createtable(L, 0, 1)
-            Lua.push(L, "k")
-            Lua.setField(L, -2, "__mode")
-            lua_setmetatable(L, -2)
-            lua_pushvalue(L, -1)
-            lua_rawsetp(L, ld_registryindex(), RegistryKeys.bytecode)
-        }
+        RegistryKeys.pushWeakTable(L, RegistryKeys.bytecode, mode: "k")
         let objects = Runtime.from(L).objects
         lua_pushvalue(L, fn)
         if lua_rawget(L, top + 1) == LUA_TUSERDATA, let code: FunctionCode = objects.check(L, -1, .code) {
@@ -123,4 +114,18 @@ enum RegistryKeys {
     nonisolated(unsafe) static let bytecode = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
     nonisolated(unsafe) static let loaded = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
     nonisolated(unsafe) static let channels = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
+
+    /// Pushes the registry's table under `key`, made on first use with weak keys or values
+    /// (`mode` "k" or "v").
+    static func pushWeakTable(_ L: OpaquePointer, _ key: UnsafeMutableRawPointer, mode: String) {
+        if lua_rawgetp(L, ld_registryindex(), key) == LUA_TTABLE { return }
+        ld_pop(L, 1)
+        lua_createtable(L, 0, 0)
+        lua_createtable(L, 0, 1)
+        Lua.push(L, mode)
+        Lua.setField(L, -2, "__mode")
+        lua_setmetatable(L, -2)
+        lua_pushvalue(L, -1)
+        lua_rawsetp(L, ld_registryindex(), key)
+    }
 }
