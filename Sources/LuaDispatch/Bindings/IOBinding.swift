@@ -11,7 +11,10 @@ import Glibc
 /// handler ran (after `close`, or after the last Lua reference went), and each read, write and
 /// barrier counts until its last handler ran. The handlers hold what they need, never `self`.
 final class IOObject: @unchecked Sendable {
+    /// The channel (for a stream socket, the one that reads).
     let channel: DispatchIO
+    /// A stream socket's writing channel (see `SocketChannel`).
+    let writer: DispatchIO?
     let type: String
     let closed = Atomic<Bool>(false)
     /// The script's descriptor for `fd=` channels (the channel itself uses the runtime's copy).
@@ -19,8 +22,9 @@ final class IOObject: @unchecked Sendable {
     /// The runtime's copy, whose operations are sequenced with every other user's.
     let shared: IODescriptors.Shared?
 
-    init(channel: DispatchIO, type: String, scriptFD: Int32?, shared: IODescriptors.Shared?) {
+    init(channel: DispatchIO, writer: DispatchIO? = nil, type: String, scriptFD: Int32?, shared: IODescriptors.Shared?) {
         self.channel = channel
+        self.writer = writer
         self.type = type
         self.scriptFD = scriptFD
         self.shared = shared
@@ -35,6 +39,12 @@ final class IOObject: @unchecked Sendable {
 
     func completed(write: Bool) { shared?.completed(write: write) }
 
+    /// The channel writes go to.
+    var writing: DispatchIO { writer ?? channel }
+
+    /// Every DispatchIO under this object (two for a stream socket).
+    var channels: [DispatchIO] { writer.map { [channel, $0] } ?? [channel] }
+
     /// A close or barrier: after the operations submitted before it.
     func afterSubmitted(_ body: @escaping @Sendable () -> Void) {
         guard let shared else { return body() }
@@ -43,7 +53,7 @@ final class IOObject: @unchecked Sendable {
 
     /// A channel nobody can use any more is closed, so that its cleanup handler runs.
     deinit {
-        if !closed.exchange(true, ordering: .relaxed) { channel.close() }
+        if !closed.exchange(true, ordering: .relaxed) { for c in channels { c.close() } }
     }
 }
 
@@ -133,10 +143,10 @@ enum IOBinding {
     private static func oneShot(_ rt: Runtime, _ shared: IODescriptors.Shared, write: Bool,
                                 _ start: @escaping @Sendable (DispatchIO, _ done: @escaping @Sendable () -> Void) -> Void) {
         shared.submit(carrier: shared.oneShotCarrier, write: write) {
-            shared.withOneShotChannel(rt) { channel in
+            shared.withOneShotChannel(rt, write: write) { channel in
                 start(channel) {
                     shared.completed(write: write)
-                    shared.oneShotDone()
+                    shared.oneShotDone(write: write)
                     IODescriptors.release(shared)
                 }
             }
@@ -194,12 +204,19 @@ enum IOBinding {
             rt.workDone()
         }
         let channel: DispatchIO
+        var writer: DispatchIO?
         var shared: IODescriptors.Shared?
         if let fd {
             // The channel works on the runtime's shared duplicate (see `IODescriptors`), given
             // back after the cleanup handler ran.
             shared = IODescriptors.acquire(fd)
-            if let shared {
+            if let shared, shared.split, streamType == .stream {
+                let pair = SocketChannel.make(shared, queue: q.queue) { error in
+                    IODescriptors.release(shared)
+                    cleanupHandler(error)
+                }
+                (channel, writer) = (pair.reader, pair.writer)
+            } else if let shared {
                 channel = DispatchIO(type: streamType, fileDescriptor: shared.fd, queue: q.queue) { error in
                     cleanupHandler(error)
                     IODescriptors.release(shared)
@@ -218,7 +235,7 @@ enum IOBinding {
             channel = made
         }
         rt.workAdded()
-        rt.objects.push(a.L, IOObject(channel: channel, type: type, scriptFD: fd, shared: shared), .io)
+        rt.objects.push(a.L, IOObject(channel: channel, writer: writer, type: type, scriptFD: fd, shared: shared), .io)
         return 1
     }
 
@@ -255,7 +272,7 @@ enum IOBinding {
             let rt = a.runtime
             rt.workAdded()
             ch.perform(write: true) {
-                ch.channel.write(offset: offset, data: data.data, queue: q.queue) { done, remaining, error in
+                ch.writing.write(offset: offset, data: data.data, queue: q.queue) { done, remaining, error in
                     if done { ch.completed(write: true) }
                     rt.callHandler(fn.ref, on: q, kind: .io) { T in
                         lua_pushboolean(T, done ? 1 : 0)
@@ -287,8 +304,10 @@ enum IOBinding {
                 }
                 return true
             }
-            if let high { ch.channel.setLimit(highWater: high) }
-            if let low { ch.channel.setLimit(lowWater: low) }
+            for c in ch.channels {
+                if let high { c.setLimit(highWater: high) }
+                if let low { c.setLimit(lowWater: low) }
+            }
             return 0
         }
         t.method("set_interval") { a throws(LuaError) in
@@ -296,7 +315,9 @@ enum IOBinding {
             let s = try a.number(2)
             guard !s.isNaN, s > 0 else { throw .argument(2, "interval must be > 0") }
             let strict = a.isNoneOrNil(3) ? false : try a.boolean(3)
-            ch.channel.setInterval(interval: .nanoseconds(Int(Deadline.nanos(s))), flags: strict ? .strictInterval : [])
+            for c in ch.channels {
+                c.setInterval(interval: .nanoseconds(Int(Deadline.nanos(s))), flags: strict ? .strictInterval : [])
+            }
             return 0
         }
         t.method("barrier") { a throws(LuaError) in
@@ -304,11 +325,14 @@ enum IOBinding {
             let fn = try a.functionRef(2)
             let rt = a.runtime
             rt.workAdded()
-            ch.afterSubmitted {
-                ch.channel.barrier {
-                    rt.callHandler(fn.ref, on: nil, kind: .io)
-                    rt.workDone()
-                }
+            let body: @Sendable () -> Void = {
+                rt.callHandler(fn.ref, on: nil, kind: .io)
+                rt.workDone()
+            }
+            if ch.writer != nil, let shared = ch.shared {
+                SocketChannel.barrier(shared, body)
+            } else {
+                ch.afterSubmitted { ch.channel.barrier(execute: body) }
             }
             return 0
         }
@@ -322,9 +346,9 @@ enum IOBinding {
             }
             ch.closed.store(true, ordering: .relaxed)
             if stop {
-                ch.channel.close(flags: .stop)
+                for c in ch.channels { c.close(flags: .stop) }
             } else {
-                ch.afterSubmitted { ch.channel.close() }
+                ch.afterSubmitted { for c in ch.channels { c.close() } }
             }
             return 0
         }

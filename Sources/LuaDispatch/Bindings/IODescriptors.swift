@@ -24,6 +24,10 @@ import Glibc
 /// two directions, each in its own order (a read waiting for data never holds a write back);
 /// a regular file has one order for both.
 ///
+/// A stream socket gets a second duplicate for its write direction: libdispatch stalls a socket
+/// read and written at once through one descriptor (docs/net.md), so reads go to `fd` and writes
+/// to `writeFD`, each with libdispatch entries of its own.
+///
 /// A duplicate lives while operations or channels use it: it is closed after the completion or
 /// cleanup handler of the last one, which libdispatch runs once it has let go of it. The table
 /// is process-wide, as descriptor numbers are.
@@ -45,7 +49,13 @@ enum IODescriptors {
             guard own >= 0 else { return nil }
             var st = stat()
             let regular = fstat(own, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG
-            let shared = Shared(fd: own, scriptFD: scriptFD, regular: regular)
+            var writeFD = own
+            if !regular, ld_net_is_stream_socket(own) != 0 {
+                ld_net_quiet_sigpipe()  // a write to a gone peer is then EPIPE, not the end of the process
+                let second = ld_dup_cloexec(scriptFD)
+                if second >= 0 { writeFD = second }
+            }
+            let shared = Shared(fd: own, writeFD: writeFD, scriptFD: scriptFD, regular: regular)
             t[scriptFD] = shared
             return shared
         }
@@ -59,25 +69,32 @@ enum IODescriptors {
             if t[shared.scriptFD] === shared { t[shared.scriptFD] = nil }
             return true
         }
-        if last { close(shared.fd) }
+        if last {
+            close(shared.fd)
+            if shared.split { close(shared.writeFD) }
+        }
     }
 
     /// Duplicates in the table now (for tests).
     static var count: Int { table.withLock { $0.count } }
 
     final class Shared: @unchecked Sendable {
-        /// The runtime's descriptor.
+        /// The runtime's descriptor (for reads, when `split`).
         let fd: Int32
+        /// The descriptor writes go to: a second duplicate for a stream socket, else `fd`.
+        let writeFD: Int32
         let scriptFD: Int32
         /// Users (operations and channels); under the table's lock.
         fileprivate var users = 1
         /// One order (a regular file) or one per direction (read, write).
         private let lanes: Mutex<[Lane]>
-        /// The runtime's channel for one-shot operations, while it has some in flight.
-        private let oneShot = Mutex<(channel: DispatchIO?, operations: Int)>((nil, 0))
+        /// The runtime's channels for one-shot operations (one per direction when `split`),
+        /// while they have some in flight.
+        private let oneShot = Mutex<[(channel: DispatchIO?, operations: Int)]>([(nil, 0), (nil, 0)])
 
-        fileprivate init(fd: Int32, scriptFD: Int32, regular: Bool) {
+        fileprivate init(fd: Int32, writeFD: Int32, scriptFD: Int32, regular: Bool) {
             self.fd = fd
+            self.writeFD = writeFD
             self.scriptFD = scriptFD
             lanes = Mutex(Array(repeating: Lane(), count: regular ? 1 : 2))
         }
@@ -130,31 +147,36 @@ enum IODescriptors {
             }
         }
 
-        /// Runs `body` with the channel one-shot operations go through (made on first use; it
-        /// counts as `rt`'s outstanding work until its cleanup handler ran), counting one more
-        /// operation on it. Pair with `oneShotDone()`.
-        func withOneShotChannel(_ rt: Runtime, _ body: (DispatchIO) -> Void) {
-            oneShot.withLock { state in
-                if state.channel == nil {
+        /// Whether reads and writes go to duplicates of their own (a stream socket).
+        var split: Bool { writeFD != fd }
+
+        /// Runs `body` with the channel one-shot operations (writes: `write`) go through (made
+        /// on first use; it counts as `rt`'s outstanding work until its cleanup handler ran),
+        /// counting one more operation on it. Pair with `oneShotDone(write:)`.
+        func withOneShotChannel(_ rt: Runtime, write: Bool, _ body: (DispatchIO) -> Void) {
+            let i = split && write ? 1 : 0
+            oneShot.withLock { states in
+                if states[i].channel == nil {
                     table.withLock { _ in users += 1 }  // given back by the channel's cleanup
                     rt.workAdded()
-                    state.channel = DispatchIO(type: .stream, fileDescriptor: fd, queue: .global()) { [self] _ in
+                    states[i].channel = DispatchIO(type: .stream, fileDescriptor: i == 1 ? writeFD : fd, queue: .global()) { [self] _ in
                         IODescriptors.release(self)
                         rt.workDone()
                     }
                 }
-                state.operations += 1
-                body(state.channel!)
+                states[i].operations += 1
+                body(states[i].channel!)
             }
         }
 
-        /// A one-shot operation ended; the last one closes the channel.
-        func oneShotDone() {
-            let idle: DispatchIO? = oneShot.withLock { state in
-                state.operations -= 1
-                guard state.operations == 0 else { return nil }
-                defer { state.channel = nil }
-                return state.channel
+        /// A one-shot operation ended; the last one of its direction closes the channel.
+        func oneShotDone(write: Bool) {
+            let i = split && write ? 1 : 0
+            let idle: DispatchIO? = oneShot.withLock { states in
+                states[i].operations -= 1
+                guard states[i].operations == 0 else { return nil }
+                defer { states[i].channel = nil }
+                return states[i].channel
             }
             idle?.close()
         }

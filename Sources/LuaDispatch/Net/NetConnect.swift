@@ -8,7 +8,7 @@ import Glibc
 #endif
 
 /// `dispatch.net.connect{host=, port=} or {path=}, queue, fn(fd, err)`: a non-blocking connect.
-/// The name is resolved on a global queue (never holding the interpreter); each address is
+/// A name is resolved on a global queue (never holding the interpreter); each address is
 /// tried in turn, a connect in progress waits in the runtime's descriptor watcher (not in
 /// libdispatch, so the descriptor carries no registration of Dispatch's when the script gets
 /// it). `fn` runs on `queue` like any other handler. The attempt counts as outstanding work
@@ -46,7 +46,13 @@ final class NetConnect: @unchecked Sendable {
         ld_net_quiet_sigpipe()
         let c = NetConnect(a.runtime, target, q, fn)
         a.runtime.workAdded()
-        DispatchQueue.global().async { c.resolve() }
+        if let addr = target.immediate {
+            // A numeric address or a path: the connect starts here (it never blocks).
+            c.addresses = [addr]
+            c.attempt()
+        } else {
+            DispatchQueue.global().async { c.resolve() }
+        }
         return 0
     }
 
