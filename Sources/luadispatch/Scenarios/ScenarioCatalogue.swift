@@ -25,12 +25,13 @@ struct ScenarioCatalogue {
 
     func scenario(_ id: String) -> Scenario? { scenarios.first { $0.id == id } }
 
-    /// Catalogue order: numbered sections, then the appendix, the Handbook, the guide, the book.
+    /// Catalogue order: numbered sections, then the appendix, the Handbook, the guide, the book,
+    /// the network scenarios.
     static func order(_ id: String) -> (Int, Int) {
         let parts = id.split(separator: ".")
         let major = parts.first.map(String.init) ?? ""
         let minor = parts.count > 1 ? String(parts[1]) : ""
-        let majorKey = Int(major) ?? (["A": 100, "H": 101, "G": 102, "B": 103][major] ?? 200)
+        let majorKey = Int(major) ?? (["A": 100, "H": 101, "G": 102, "B": 103, "N": 104][major] ?? 200)
         return (majorKey, Int(minor) ?? 1000)
     }
 
