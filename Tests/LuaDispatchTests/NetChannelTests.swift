@@ -68,6 +68,21 @@ final class NetChannelTests: XCTestCase {
 
         """
 
+    /// `connected(q, fn)`: runs `fn(fd, c)` on `q` with both ends of a new loopback connection.
+    static let connected = """
+        local net = dispatch.net
+        local function connected(q, fn)
+          local lfd, port = net.listen{}
+          net.connect({port = port}, q, function(fd, err)
+            assert(fd, err)
+            local c; repeat c = net.accept(lfd) until c
+            dispatch.fd.close(lfd)
+            fn(fd, c)
+          end)
+        end
+
+        """
+
     override func setUp() {
         // 1,000 connections at once take about 6,000 descriptors (each end's own and the
         // runtime's two duplicates): use what the hard limit allows.
@@ -139,14 +154,10 @@ final class NetChannelTests: XCTestCase {
     /// Operations in one direction keep their order: 300 numbered lines through a channel's
     /// writes and `dispatch.io.write` alternately, while the channel reads what the peer sends.
     func testOrderPerDirection() {
-        let run = runLua("""
-            local net = dispatch.net
-            local lfd, port = net.listen{}
+        let run = runLua(Self.connected + """
             local q = dispatch.queue{label = "q", concurrent = true}
-            net.connect({port = port}, q, function(fd)
-              local c; repeat c = net.accept(lfd) until c
-              dispatch.fd.close(lfd)
-              -- The peer: reads every line, then sends them back reversed and closes.
+            connected(q, function(fd, c)
+              -- The peer: reads every line, then sends a megabyte back and closes.
               local peer = dispatch.io{fd = c, queue = q, cleanup = function() dispatch.fd.close(c) end}
               local text = dispatch.data()
               peer:read(0, math.huge, q, function(done, data)
@@ -188,15 +199,11 @@ final class NetChannelTests: XCTestCase {
     /// has completed (its bytes are at the peer), and the write after it starts only once the
     /// barrier has returned.
     func testBarrierSpansBothDirections() {
-        let run = runLua("""
-            local net = dispatch.net
-            local lfd, port = net.listen{}
+        let run = runLua(Self.connected + """
             local q = dispatch.queue("q")
             local state = dispatch.queue("state")
             local barrierDone = false
-            net.connect({port = port}, q, function(fd)
-              local c; repeat c = net.accept(lfd) until c
-              dispatch.fd.close(lfd)
+            connected(q, function(fd, c)
               local ch = dispatch.io{fd = fd, queue = q, cleanup = function() dispatch.fd.close(fd) end}
               ch:write(0, string.rep("a", 1000), q, function() end)
               ch:barrier(function()
@@ -221,13 +228,9 @@ final class NetChannelTests: XCTestCase {
     /// Half-close both ways: the client half-closes and still reads the reply; the server
     /// half-closes while the client still writes, and the client's read handler gets EOF first.
     func testHalfClose() {
-        let run = runLua("""
-            local net = dispatch.net
-            local lfd, port = net.listen{}
+        let run = runLua(Self.connected + """
             local q = dispatch.queue("q")
-            net.connect({port = port}, q, function(fd)
-              local c; repeat c = net.accept(lfd) until c
-              dispatch.fd.close(lfd)
+            connected(q, function(fd, c)
               local server = dispatch.io{fd = c, queue = q, cleanup = function() dispatch.fd.close(c) end}
               local client = dispatch.io{fd = fd, queue = q, cleanup = function() dispatch.fd.close(fd) end}
               -- The server says hello and half-closes at once, then reads the request to EOF.
@@ -264,13 +267,9 @@ final class NetChannelTests: XCTestCase {
     /// whichever direction asks first: the other sees end of file, or EPIPE for a write), the
     /// cleanup runs, and nothing is left behind.
     func testPeerResetMidStream() {
-        let run = runLua("""
-            local net = dispatch.net
-            local lfd, port = net.listen{}
+        let run = runLua(Self.connected + """
             local q = dispatch.queue("q")
-            net.connect({port = port}, q, function(fd)
-              local c; repeat c = net.accept(lfd) until c
-              dispatch.fd.close(lfd)
+            connected(q, function(fd, c)
               local ch = dispatch.io{fd = fd, queue = q, cleanup = function(err)
                 dispatch.fd.close(fd)
                 t.record("cleanup")
@@ -312,12 +311,9 @@ final class NetChannelTests: XCTestCase {
             dispatch.net.connect({port = port}, nil, function(fd) dispatch.fd.close(fd); dispatch.fd.close(lfd) end)
             """)
         let before = IOHarness.openDescriptorCount()
-        let run = runLua("""
-            local net = dispatch.net
-            local lfd, port = net.listen{}
+        let run = runLua(Self.connected + """
             local q = dispatch.queue("q")
-            net.connect({port = port}, q, function(fd)
-              local c; repeat c = net.accept(lfd) until c
+            connected(q, function(fd, c)
               -- Nobody reads c: 64 MiB cannot all be written.
               local ch = dispatch.io{fd = fd, queue = q, cleanup = function(err)
                 t.record("stopped cleanup", err)
@@ -342,7 +338,7 @@ final class NetChannelTests: XCTestCase {
               ch2:close()
               local drained = 0
               local peer = dispatch.io{fd = c, queue = dispatch.queue("peer"), cleanup = function()
-                dispatch.fd.close(c); dispatch.fd.close(lfd)
+                dispatch.fd.close(c)
               end}
               peer:read(0, math.huge, nil, function(done, data) if done then peer:close() end end)
             end)
