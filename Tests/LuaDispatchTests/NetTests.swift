@@ -123,6 +123,42 @@ final class NetTests: XCTestCase {
         XCTAssertEqual(Set(out.dropFirst()), ["connected 6 integer integer", "accepted 6"])
     }
 
+    /// A TCP listener whose backlog is full drops new handshakes: those connects stay in
+    /// progress (waiting in the runtime's descriptor watcher) until the listener accepts and the
+    /// client's handshake is sent again (after about 1 s), then complete.
+    func testTCPConnectInProgressCompletes() {
+        let out = IOHarness().run("""
+            local net = dispatch.net
+            local lfd, port = net.listen{backlog = 1}
+            local q, n, fds = dispatch.queue("clients"), 0, {}
+            for i = 1, 4 do
+              net.connect({port = port}, q, function(fd, err)
+                n = n + 1; fds[#fds + 1] = fd or err
+                if n == 4 then
+                  local ok = 0
+                  for _, fd in ipairs(fds) do if math.type(fd) == "integer" then ok = ok + 1; dispatch.fd.close(fd) end end
+                  t.emit("connected", ok)
+                end
+              end)
+            end
+            dispatch.sleep(0.3)
+            q:sync(function() t.emit("before accepting", n < 4) end)
+            local accepted = 0
+            local src = dispatch.source.read{fd = lfd, queue = q}
+            src:set_event_handler(function()
+              while true do
+                local c = net.accept(lfd)
+                if not c then break end
+                accepted = accepted + 1
+                dispatch.fd.close(c)
+              end
+              if accepted == 4 then src:cancel(); dispatch.fd.close(lfd) end
+            end)
+            src:resume()
+            """)
+        XCTAssertEqual(out, ["before accepting true", "connected 4"])
+    }
+
     func testUDP() {
         let out = IOHarness().run("""
             local net = dispatch.net

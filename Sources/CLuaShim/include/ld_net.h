@@ -50,9 +50,10 @@ void ld_net_format(const ld_net_addr *a, char *buf, size_t size);
 /// accept4(2), the new descriptor non-blocking and close-on-exec; the peer's address in `peer`.
 int ld_net_accept(int fd, ld_net_addr *peer);
 
-/// Starts a connect to `a` on a new socket: the descriptor, with `*pending` set when the
-/// connection is still being made (EINPROGRESS: wait until the socket is writable, then ask
-/// ld_net_connect_result); or -errno (-EAGAIN: a Unix listener's backlog is full, try again).
+/// Starts a connect to `a` on a new socket: the descriptor, connected, or with `*pending` set
+/// when the connection is still being made (EINPROGRESS and not yet writable: wait until it is,
+/// then ask ld_net_connect_result); or -errno (-EAGAIN: a Unix listener's backlog is full, try
+/// again).
 int ld_net_connect(const ld_net_addr *a, int *pending);
 
 /// The outcome of a connect that was in progress (SO_ERROR): 0 or an errno.
