@@ -1,7 +1,7 @@
 // The native Swift baselines of the benchmark suite, one standalone program built with -O
 // (`swift build -c release`), linking nothing but Dispatch and Foundation: what a user would
 // write instead of the Lua script. Each mode mirrors the Lua script the suite runs through the
-// `luadispatch` CLI (scripts/benchmarks/core.lua, timer.lua, combine.lua) and prints its figure.
+// `luadispatch` CLI (scripts/benchmarks/core.lua, timer.lua, combine.lua, echo.lua) and prints its figure.
 //   luadispatch-native async_serial N        blocks/s
 //   luadispatch-native async_concurrent N    blocks/s
 //   luadispatch-native sync_round_trip N     ns per call
@@ -10,6 +10,7 @@
 //   luadispatch-native timer DURATION        mean lateness in us of a 10 ms timer
 //   luadispatch-native combine A B OUT       copies A then B into OUT with stream channels
 //   luadispatch-native channel N             messages/s between two threads (workers.lua channel)
+//   luadispatch-native echo CONNECTIONS BYTES   loopback echo MB/s and seconds (NativeEcho)
 import Dispatch
 import Foundation
 import Synchronization
@@ -29,6 +30,7 @@ case "pending_block_memory": print(NativeRows.pendingMemory(count))
 case "timer": print(NativeRows.timer(duration: Double(args[2]) ?? 1))
 case "channel": print(ChannelRow.run(count))
 case "combine" where args.count == 5: NativeRows.combine(args[2], args[3], args[4])
+case "echo" where args.count == 4: print(NativeEcho.echo(connections: count, size: Int(args[3]) ?? 0))
 default:
     FileHandle.standardError.write(Data("luadispatch-native: unknown mode \(args[1])\n".utf8))
     exit(2)

@@ -19,7 +19,7 @@ final class BenchSmokeTests: XCTestCase {
         p.waitUntilExit()
         XCTAssertEqual(p.terminationStatus, 0, text)
         let rows = ["async_serial", "async_concurrent", "sync_round_trip", "perform_overhead", "pending_block_memory",
-                    "concurrent_map_primes", "jobs_small", "jobs_parallel", "channel_throughput", "timer_lateness", "file_combine", "startup",
+                    "concurrent_map_primes", "jobs_small", "jobs_parallel", "channel_throughput", "timer_lateness", "file_combine", "net_echo", "net_echo_native", "net_accept", "startup",
                     "tasks_sleep", "task_await_signalled", "task_suspend_resume",
                     "inproc_async_serial", "inproc_async_concurrent", "inproc_sync_round_trip",
                     "inproc_perform_overhead", "inproc_pending_block_memory", "inproc_concurrent_map_primes",
