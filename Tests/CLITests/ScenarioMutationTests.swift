@@ -162,6 +162,11 @@ final class ScenarioMutationTests: XCTestCase {
                         because: "FAILED: timed out after 5.80 s; still pending:", runs: 1)
     }
 
+    func testClientsNeverHalfCloseN_1() throws {
+        try assertFails("N.1", [("        if done then net.shutdown(fd, \"write\") end", "")],
+                        because: "FAILED: timed out after 5.01 s; still pending:", runs: 1)
+    }
+
     // MARK: the harness
 
     /// Runs the scenario `id` with `edits` applied `runs` times at `--scale 0.05` and asserts

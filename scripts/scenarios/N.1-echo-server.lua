@@ -103,7 +103,7 @@ group:notify(dispatch.main, function()
   local all = true
   for i = 1, CLIENTS do all = all and echoed[i] == true end
   scenario.check(all, "every client got its bytes back, byte for byte")
-  scenario.check(clientEOFs == CLIENTS, "every client read the server's half-close as end of file")
+  scenario.check(clientEOFs == CLIENTS, "every client read its echo to end of file")
   acceptQueue:sync(function()
     print(("server: %d connections, at most %d open at once"):format(accepted, mostOpen))
     scenario.check(accepted == CLIENTS and serverEOFs == CLIENTS,
