@@ -24,7 +24,8 @@ build = {
    install = {
       lib = { dispatch = ".build/module/dispatch.so" },
    },
-   -- lua-language-server definitions (types/dispatch.lua) and the documentation, in the rock's
-   -- own directory (`luarocks show luadispatch` prints it).
-   copy_directories = { "types", "docs" },
+   -- lua-language-server definitions (types/dispatch.lua), the documentation and the header C
+   -- modules include (include/luadispatch.h), in the rock's own directory (`luarocks show
+   -- luadispatch` prints it).
+   copy_directories = { "types", "docs", "include" },
 }

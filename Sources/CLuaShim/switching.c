@@ -21,6 +21,7 @@
 #define _GNU_SOURCE
 #include "luashim.h"
 #include "switching.h"
+#include "ld_blocking.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -272,4 +273,5 @@ void ld_switching_libs(lua_State *L) {
         replace(L, "gethook", gethook, &original_gethook);
     }
     lua_pop(L, 2);
+    ld_blocking_libs(L);  // blocking.c: the standard library's blocking calls
 }

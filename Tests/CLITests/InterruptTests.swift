@@ -12,10 +12,14 @@ final class InterruptTests: XCTestCase {
     }
 
     /// Starts `exe -e code`, waits for "ready" on stdout, sends SIGINT to the process alone.
-    static func interrupt(_ exe: URL, _ code: String) throws -> Outcome {
+    /// `quietInput`: standard input a pipe that stays open and silent.
+    static func interrupt(_ exe: URL, _ code: String, quietInput: Bool = false) throws -> Outcome {
         let p = Process()
         p.executableURL = exe
         p.arguments = ["-e", code]
+        let input = Pipe()
+        if quietInput { p.standardInput = input }
+        defer { try? input.fileHandleForWriting.close() }
         let out = Pipe(), err = Pipe()
         p.standardOutput = out
         p.standardError = err
@@ -62,6 +66,33 @@ final class InterruptTests: XCTestCase {
             XCTAssertTrue(r.stderr.hasSuffix("(command line):1: in main chunk\n\t[C]: in ?\n"), "\(wait): \(r.stderr)")
             XCTAssertEqual(r.stdout, "ready\nunflushed", wait)
         }
+    }
+
+    /// Reading a pipe on the main thread waits without the interpreter (docs/execution-model.md,
+    /// "Blocking calls"); Ctrl-C still ends the read as under lua5.4: it fails with EINTR and
+    /// "interrupted!" follows.
+    func testAReadOrWriteThatWaitsStopsAsInLua() throws {
+        let lua = URL(fileURLWithPath: "/usr/bin/lua5.4")
+        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: lua.path), "lua5.4 is not installed")
+        for (setup, call) in [("", "print(io.read('l'))"), ("", "print(io.read('a'))"), ("", "for l in io.lines() do end"),
+                              ("", "print(pcall(io.read, 'n'))"), ("", "print(io.stdin:read(10))")] {
+            let code = "\(setup); print('ready'); io.stdout:flush(); io.write('unflushed'); \(call); print('after')"
+            let ours = try Self.interrupt(CLI.binary, code, quietInput: true)
+            let theirs = try Self.interrupt(lua, code, quietInput: true)
+            XCTAssertEqual(ours, theirs, call)
+            XCTAssertTrue((ours.stderr + ours.stdout).contains("interrupted!"), "\(call): \(ours)")
+        }
+        // A write waiting for a full pipe fails as a write(2) interrupted before it transferred
+        // anything does (lua5.4's own write may be in the middle of a transfer, which a signal
+        // does not end: its outcome depends on when the signal comes).
+        let code = "local f = io.popen('sleep 1; cat > /dev/null', 'w'); print('ready'); io.stdout:flush(); " +
+            "print(f:write(string.rep('x', 1 << 20)))"
+        let write = try Self.interrupt(CLI.binary, code, quietInput: true)
+        XCTAssertEqual(write.stdout, "ready\n", write.stderr)
+        // (Ctrl-C's hook fires as the failed write returns, as after a read.)
+        XCTAssertTrue(write.stderr.hasPrefix("PROG: (command line):1: interrupted!\nstack traceback:\n\t[C]: in method 'write'"),
+                      write.stderr)
+        XCTAssertEqual(write.status, 1)
     }
 
     /// pcall catches the interruption of a wait, once: the code goes on.

@@ -300,7 +300,7 @@ lua_Hook ld_script_hook(lua_State *L);
 void ld_clear_script_hook(lua_State *L);
 /// Replaces coroutine.resume, wrap and close (lcorolib's, keeping the stack of running states)
 /// and debug.sethook and gethook (which see the script's hook, never the switch hook) in the
-/// libraries `L` has loaded.
+/// libraries `L` has loaded; then the standard library's blocking calls (ld_blocking_libs).
 void ld_switching_libs(lua_State *L);
 
 /// Bytes malloc has handed out and not had back (glibc's main arena), for measurements.

@@ -51,6 +51,7 @@ extension Runtime {
     /// coroutine and debug functions that keep track of the running state (on `L`'s libraries).
     func setUpSwitching(interval: Double?, on L: OpaquePointer) {
         ld_switching_init(Runtime.yieldInterpreter)
+        Runtime.setUpBlockingCalls()
         switchInterval = Runtime.initialSwitchInterval(interval)
         ld_switching_libs(L)
     }

@@ -1,0 +1,187 @@
+import CLuaShim
+import Foundation
+import XCTest
+@testable import LuaDispatch
+
+/// Blocking C calls release the interpreter while they wait (API.md, "Switching between
+/// blocks"; docs/execution-model.md, "Blocking calls"): the standard library's, and a C module's
+/// between the pair of include/luadispatch.h (Tests/lua/blocker.c, compiled here and loaded by
+/// this Swift host).
+///
+/// Each case runs one call in a background block that waits about 0.6 s in it, while a 20 ms
+/// timer ticks on a serial queue of its own, and counts the ticks meanwhile: about 30 when the
+/// call releases the interpreter, a few when it holds it. Each is run again with
+/// the release removed (the runtime's release function replaced by one that releases nothing),
+/// which must hold the ticks back (at most a few): the check bites.
+final class BlockingCallsTests: XCTestCase {
+    private static let prelude = """
+        local ticks = 0
+        local timer = dispatch.source.timer{interval = 0.02, queue = dispatch.queue("ticker"),
+                                            handler = function() ticks = ticks + 1 end}
+        timer:resume()
+        dispatch.sleep(0.05)                     -- the timer has started
+        local function waited(call)
+          dispatch.global():async(function()
+            local before = ticks
+            local results = table.pack(call())
+            local n = ticks - before
+            timer:cancel()
+            for i = 1, results.n do results[i] = tostring(results[i]) end
+            t.emit(n, table.concat(results, " "))
+          end)
+        end
+
+        """
+
+    /// The ticks while `call` ran, and its results (as strings, space-separated).
+    private func run(_ call: String, releasing: Bool = true, file: StaticString = #filePath, line: UInt = #line) -> (ticks: Int, results: String) {
+        let h = IOHarness()  // sets the runtime's release up (again)
+        if !releasing { ld_blocking_init({ _ in nil }, Runtime.retakeAfterBlockingCall) }
+        defer { Runtime.setUpBlockingCalls() }
+        let out = h.run(Self.prelude + "waited(function() \(call) end)", file: file, line: line)
+        XCTAssertEqual(out.count, 1, "one report", file: file, line: line)
+        let parts = (out.first ?? "").split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
+        return (Int(parts.first ?? "") ?? -1, parts.count > 1 ? String(parts[1]) : "")
+    }
+
+    /// Ticks go on while `call` waits, and stop when its release is removed; `results` both times.
+    private func assertReleases(_ call: String, results: String, heldResults: String? = nil,
+                                file: StaticString = #filePath, line: UInt = #line) {
+        let released = run(call, file: file, line: line)
+        XCTAssertEqual(released.results, results, file: file, line: line)
+        XCTAssertGreaterThanOrEqual(released.ticks, 15, "ticks while the call waited", file: file, line: line)
+        let held = run(call, releasing: false, file: file, line: line)
+        XCTAssertEqual(held.results, heldResults ?? results, file: file, line: line)
+        // (Where Lua runs between two waits, the ticker catches up once or twice.)
+        XCTAssertLessThanOrEqual(held.ticks, 8, "ticks while the call waited, release removed", file: file, line: line)
+    }
+
+    func testOsExecute() {
+        assertReleases("return os.execute('sleep 0.6')", results: "true exit 0")
+    }
+
+    func testPopenRead() {
+        assertReleases("return io.popen('sleep 0.6; echo hi'):read('l')", results: "hi")
+    }
+
+    func testPcloseWaitsForTheCommand() {
+        assertReleases("local f = io.popen('sleep 0.6'); return f:close()", results: "true exit 0")
+        assertReleases("local f = io.popen('sleep 0.6; exit 3'); return f:close()", results: "nil exit 3")
+    }
+
+    func testReadingAPipeEveryWay() {
+        let pipe = "io.popen('sleep 0.3; printf \"12 ab\\\\ncd\"; sleep 0.3; printf \"ef\\\\n34\\\\n\"')"
+        assertReleases("local f = \(pipe); return f:read('a')", results: "12 ab\ncdef\n34\n")
+        assertReleases("local f = \(pipe); return f:read('n', 'l', 'L', 'n', 'l', 'l')", results: "12  ab cdef\n 34  nil")
+        assertReleases("local f = \(pipe); return f:read(4, 5, 0, 100, 0)", results: "12 a b\ncde  f\n34\n nil")
+        assertReleases("io.input(\(pipe)); return io.read('l', 'l')", results: "12 ab cdef")
+        assertReleases("local s = {}; for l in \(pipe):lines() do s[#s + 1] = l end; return table.concat(s, ',')",
+                       results: "12 ab,cdef,34")
+        assertReleases("io.input(\(pipe)); local s = {}; for a, b in io.lines(nil, 3, 'l') do s[#s + 1] = a .. '|' .. tostring(b) end; return table.concat(s, ',')",
+                       results: "12 |ab,cde|f,34\n|nil")
+    }
+
+    /// A megabyte into a pipe whose reader starts after 0.6 s: the writer waits on a full pipe.
+    /// Every byte arrives (wc counts them into a file).
+    func testWritingAFullPipe() throws {
+        let dir = IOHarness.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let count = "\(dir)/count"
+        assertReleases("""
+            local f = io.popen('sleep 0.6; wc -c > \(count)', 'w')
+            local same = f:write(string.rep('x', 1 << 19), 12345, ' ', 0.5, string.rep('y', 1 << 19)) == f
+            return same, f:close()
+            """, results: "true true exit 0")
+        XCTAssertEqual(try String(contentsOfFile: count, encoding: .utf8).trimmingCharacters(in: .whitespaces), "\(1 << 20 + 9)\n")
+        assertReleases("""
+            io.output(io.popen('sleep 0.6; cat > /dev/null', 'w'))
+            return io.write(string.rep('z', 1 << 20)) == io.output(), io.close()
+            """, results: "true true exit 0")
+    }
+
+    /// A block reads a line that a main-queue handler writes: without the release, the reader
+    /// would keep the interpreter the handler needs, for ever.
+    func testReadingWhatAnotherBlockWrites() {
+        let out = IOHarness().run("""
+            local r, w = dispatch.fd.pipe()
+            local f = assert(io.open('/proc/self/fd/' .. r, 'r'))
+            dispatch.main:after(0.2, function() dispatch.fd.write(w, 'hello\\nworld\\n'); dispatch.fd.close(w) end)
+            dispatch.global():async(function()
+              local a, b = f:read('l'), f:read('a')
+              t.emit(a, b, f:read('l'))
+              f:close(); dispatch.fd.close(r)
+            end)
+            """)
+        XCTAssertEqual(out, ["hello world\n nil"])
+    }
+
+    /// The file is closed by another block while the reader waits: the reader raises liolib's
+    /// error for a closed file once it has the interpreter back.
+    func testFileClosedWhileWaiting() {
+        let out = IOHarness().run("""
+            local r, w = dispatch.fd.pipe()
+            local f = assert(io.open('/proc/self/fd/' .. r, 'r'))
+            dispatch.main:after(0.1, function() f:close() end)
+            dispatch.main:after(0.3, function() dispatch.fd.write(w, 'late\\n'); dispatch.fd.close(w) end)
+            dispatch.global():async(function()
+              local ok, message = pcall(f.read, f, 'l')
+              t.emit(ok, message)
+              dispatch.fd.close(r)
+            end)
+            """)
+        XCTAssertEqual(out, ["false attempt to use a closed file"])
+    }
+
+    // MARK: a C module's pair (include/luadispatch.h)
+
+    func testCModuleReleasesBetweenThePair() throws {
+        let cpath = "package.cpath = \(IOHarness.lua(try BlockerModule.directory() + "/?.so;")) .. package.cpath; local blocker = require 'blocker'; "
+        // (The module says whether the pair released the interpreter.)
+        assertReleases(cpath + "return blocker.sleep(0.6)", results: "true", heldResults: "false")
+        assertReleases(cpath + "return blocker.sleep_macro(0.6)", results: "true", heldResults: "false")
+        // The module that blocks without the pair holds the interpreter: ticks stop.
+        let held = run(cpath + "return blocker.sleep_held(0.6)")
+        XCTAssertEqual(held.results, "false")
+        XCTAssertLessThanOrEqual(held.ticks, 3)
+    }
+
+    /// A block waits in the module's read(2) for what a main-queue handler writes; in a
+    /// finalizer the pair releases nothing (the collector's step must not see other blocks run).
+    func testCModuleReadAndFinalizer() throws {
+        let out = IOHarness().run("""
+            package.cpath = \(IOHarness.lua(try BlockerModule.directory() + "/?.so;")) .. package.cpath
+            local blocker = require 'blocker'
+            local r, w = dispatch.fd.pipe()
+            dispatch.main:after(0.2, function() dispatch.fd.write(w, 'pong'); dispatch.fd.close(w) end)
+            dispatch.global():async(function()
+              local data, released = blocker.read(r)
+              local in_gc
+              setmetatable({}, {__gc = function() in_gc = blocker.sleep(0.01) end})
+              collectgarbage()
+              t.emit(data, released, in_gc)
+              dispatch.fd.close(r)
+            end)
+            """)
+        XCTAssertEqual(out, ["pong true false"])
+    }
+}
+
+/// Tests/lua/blocker.c built as a Lua C module against Lua's headers and include/luadispatch.h.
+enum BlockerModule {
+    private static let built: Result<String, Error> = Result {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let dir = NSTemporaryDirectory() + "blocker-\(getpid())"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["clang", "-shared", "-fPIC", "-O1", "-Wall", "-Werror", "-I/usr/include/lua5.4", "-I\(root.path)/include",
+                       "-o", "\(dir)/blocker.so", root.appendingPathComponent("Tests/lua/blocker.c").path]
+        try p.run()
+        p.waitUntilExit()
+        guard p.terminationStatus == 0 else { throw NSError(domain: "clang", code: Int(p.terminationStatus)) }
+        return dir
+    }
+
+    /// The directory holding blocker.so (built once per process).
+    static func directory() throws -> String { try built.get() }
+}
