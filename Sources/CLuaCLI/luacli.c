@@ -2,12 +2,12 @@
 // interpreter the host creates: the same options, order, messages and exit statuses. What
 // differs: the state and its libraries come from the host (which honours -E before opening
 // them), the message handler and Ctrl-C handling are the runtime's (identical to lua.c's, in
-// CLuaShim), and the REPL reads lines through readline's callback interface, loaded only when
-// a prompt is shown, calling the host's wait hook before each read.
+// CLuaShim), the REPL reads lines through readline's callback interface, loaded only when a
+// prompt is shown, calling the host's wait hook before each read (terminal.c), and at the
+// interactive prompt `dispatch` is a global.
 #define _GNU_SOURCE
 #include "luacli.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +16,7 @@
 #include <lua5.4/lauxlib.h>
 #include <lua5.4/lualib.h>
 #include "luashim.h"
+#include "terminal.h"
 
 #define LUA_INIT_VAR "LUA_INIT"
 
@@ -228,70 +229,6 @@ static int handle_luainit(lua_State *L) {
 
 #define LUA_PROMPT "> "
 #define LUA_PROMPT2 ">> "
-#define LUA_MAXINPUT 512
-
-// GNU readline, loaded at the first prompt (as lua5.4 links it: same editing and history).
-static struct {
-    int tried, ok;
-    void (*install)(const char *, void (*)(char *));
-    void (*read_char)(void);
-    void (*remove)(void);
-    void (*add_history)(const char *);
-} rl;
-static char *rl_line;
-static int rl_done;
-
-static void load_readline(void) {
-    if (rl.tried) return;
-    rl.tried = 1;
-    void *h = dlopen("libreadline.so.8", RTLD_NOW | RTLD_GLOBAL);
-    if (h == NULL) return;
-    rl.install = (void (*)(const char *, void (*)(char *)))dlsym(h, "rl_callback_handler_install");
-    rl.read_char = (void (*)(void))dlsym(h, "rl_callback_read_char");
-    rl.remove = (void (*)(void))dlsym(h, "rl_callback_handler_remove");
-    rl.add_history = (void (*)(const char *))dlsym(h, "add_history");
-    const char **name = (const char **)dlsym(h, "rl_readline_name");
-    if (name) *name = "lua";
-    rl.ok = rl.install && rl.read_char && rl.remove && rl.add_history;
-}
-
-static void on_line(char *line) {
-    rl_line = line;
-    rl_done = 1;
-    rl.remove();
-}
-
-// Bytes stdio has already read from fd 0 and not handed out yet (glibc).
-static int stdin_buffered(void) { return stdin->_IO_read_ptr < stdin->_IO_read_end; }
-
-// Returns a malloc'd line without its newline, or NULL at end of input.
-static char *read_line(const char *prompt) {
-    load_readline();
-    if (rl.ok) {
-        rl_done = 0;
-        rl_line = NULL;
-        rl.install(prompt, on_line);
-        while (!rl_done) {
-            if (wait_hook) wait_hook(0);
-            rl.read_char();
-        }
-        return rl_line;
-    }
-    fputs(prompt, stdout);
-    fflush(stdout);
-    if (wait_hook && !stdin_buffered()) wait_hook(0);
-    char *b = malloc(LUA_MAXINPUT);
-    if (b == NULL || fgets(b, LUA_MAXINPUT, stdin) == NULL) {
-        free(b);
-        return NULL;
-    }
-    return b;
-}
-
-static void saveline(const char *line) {
-    if (rl.ok) rl.add_history(line);
-}
-
 static const char *get_prompt(lua_State *L, int firstline) {
     if (lua_getglobal(L, firstline ? "_PROMPT" : "_PROMPT2") == LUA_TNIL)
         return (firstline ? LUA_PROMPT : LUA_PROMPT2);
@@ -320,7 +257,7 @@ static int incomplete(lua_State *L, int status) {
 static int pushline(lua_State *L, int firstline) {
     size_t l;
     const char *prmt = get_prompt(L, firstline);
-    char *b = read_line(prmt);
+    char *b = ldcli_read_line(prmt, wait_hook);
     if (b == NULL) return 0;
     lua_pop(L, 1);
     l = strlen(b);
@@ -339,7 +276,7 @@ static int addreturn(lua_State *L) {
     int status = luaL_loadbuffer(L, retline, strlen(retline), "=stdin");
     if (status == LUA_OK) {
         lua_remove(L, -2);
-        if (line[0] != '\0') saveline(line);
+        if (line[0] != '\0') ldcli_save_line(line);
     } else
         lua_pop(L, 2);
     return status;
@@ -351,7 +288,7 @@ static int multiline(lua_State *L) {
         const char *line = lua_tolstring(L, 1, &len);
         int status = luaL_loadbuffer(L, line, len, "=stdin");
         if (!incomplete(L, status) || !pushline(L, 0)) {
-            saveline(line);
+            ldcli_save_line(line);
             return status;
         }
         lua_pushliteral(L, "\n");
@@ -380,9 +317,23 @@ static void l_print(lua_State *L) {
     }
 }
 
+/// At the interactive prompt `dispatch` is a global, as after `-l dispatch` (unless the script
+/// or an option has set one).
+static void global_dispatch(lua_State *L) {
+    int t = lua_getglobal(L, "dispatch");
+    lua_pop(L, 1);
+    if (t != LUA_TNIL) return;
+    t = lua_getglobal(L, "require");
+    lua_pop(L, 1);
+    char name[] = "dispatch";
+    if (t == LUA_TFUNCTION) dolibrary(L, name);
+}
+
 static void doREPL(lua_State *L) {
     int status;
     const char *oldprogname = progname;
+    global_dispatch(L);
+    ldcli_terminal_start(L);
     progname = NULL;
     while ((status = loadline(L)) != -1) {
         if (status == LUA_OK) status = docall(L, 0, LUA_MULTRET);

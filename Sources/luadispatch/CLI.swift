@@ -77,7 +77,10 @@ enum CLI {
         let runtime = Runtime(ignoreEnvironment: noEnv)
         ScenarioModule.install(runtime, scriptDirectory: first < argc ? directory(of: args[Int(first)]) : nil)
         runtime.uncaughtErrorHandler = { error in
+            // Above the REPL's prompt, if a block's error comes while it waits.
+            ldcli_output_begin()
             writeError("\(programName): \(error.label == nil ? "error: " : "")\(error)\n")
+            ldcli_output_end(1)
         }
         runtime.enableInterruption {
             // SIGINT while the main queue is serviced after the script: as `lua`, which

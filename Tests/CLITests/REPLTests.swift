@@ -91,6 +91,53 @@ final class REPLTests: XCTestCase {
         XCTAssertTrue(ours.hasSuffix("[status 0]"), ours)
     }
 
+    /// docs/cli.md's first line at a fresh prompt: `dispatch` is a global there, and the tick
+    /// printed while the prompt waits is followed by the prompt, drawn again.
+    func testDispatchIsAGlobalAtAFreshPrompt() throws {
+        let t = try Terminal(CLI.binary)
+        _ = t.read(10, prompt: true)
+        t.type("dispatch.main:after(0.3, function() print(\"tick\") end)\n")
+        let screen = t.read(10, until: "tick\r\n")
+        XCTAssertFalse(screen.contains("nil value"), screen.debugDescription)
+        let after = t.read(3, prompt: true)
+        XCTAssertTrue((screen + after).hasSuffix("tick\r\n> "), (screen + after).debugDescription)
+        t.type("\u{4}")
+        _ = t.read(5)
+        t.waitForExit()
+        XCTAssertEqual(t.process.terminationStatus, 0)
+    }
+
+    /// What blocks print (print, io.write, an error) while a line is being typed shows above the
+    /// prompt, never glued to the typed text, and the line is drawn again after it, still there
+    /// to be finished.
+    func testOutputWhileTypingRedrawsTheLine() throws {
+        let t = try Terminal(CLI.binary)
+        _ = t.read(10, prompt: true)
+        t.type("dispatch.main:after(0.4, function() print('tick') end)\n")
+        _ = t.read(10, prompt: true)
+        t.type("x = 4")
+        let tick = t.read(10, until: "tick") + t.read(1, until: "x = 4")
+        XCTAssertFalse(tick.contains("x = 4tick"), tick.debugDescription)
+        XCTAssertTrue(tick.range(of: "tick\r\n").map { tick[$0.upperBound...].contains("> x = 4") } ?? false,
+                      "the line drawn again below the output: \(tick.debugDescription)")
+        t.type("2\n")
+        _ = t.read(10, prompt: true)
+        t.type("dispatch.main:after(0.4, function() io.write('part') end); dispatch.queue('q'):after(0.8, function() error('boom') end)\n")
+        _ = t.read(10, prompt: true)
+        t.type("=x")
+        let more = t.read(10, until: "boom") + t.read(1, until: "> =x")
+        XCTAssertFalse(more.contains("=xpart") || more.contains("=xluadispatch"), more.debugDescription)
+        XCTAssertTrue(more.contains("part\r\n"), more.debugDescription)
+        XCTAssertTrue(more.range(of: "boom").map { more[$0.upperBound...].contains("> =x") } ?? false, more.debugDescription)
+        t.type("\n")
+        let value = t.read(10, prompt: true)
+        XCTAssertTrue(value.contains("42\r\n"), "the finished line ran: \(value.debugDescription)")
+        t.type("\u{4}")
+        _ = t.read(5)
+        t.waitForExit()
+        XCTAssertEqual(t.process.terminationStatus, 1, "after the uncaught error")
+    }
+
     func testBlocksRunWhileThePromptWaits() throws {
         let t = try Terminal(CLI.binary)
         _ = t.read(10, prompt: true)

@@ -23,6 +23,13 @@ typedef void (*ldcli_wait_fn)(int fd);
 typedef void (*ldcli_error_fn)(lua_State *L, const char *message);
 void ldcli_set_error_hook(ldcli_error_fn hook);
 
+/// Around output written while the REPL's prompt waits (an error a block reports): takes the
+/// prompt and the line being typed off the screen, then (`ended_line`: the output ended with a
+/// newline) draws them back below it. Nothing happens outside the interactive REPL. Call them
+/// with the interpreter held.
+void ldcli_output_begin(void);
+void ldcli_output_end(int ended_line);
+
 /// Runs lua.c's `pmain` on `L` (the libraries already open): LUA_INIT, -e / -l / -W, the
 /// script, the REPL or standard input. Returns 1 when everything ran without error (lua.c's
 /// exit status 0). `wait` (may be NULL) is called before reading each line at the prompt.
