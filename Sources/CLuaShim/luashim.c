@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include "luashim.h"
+#include "ld_sandbox.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -199,10 +200,11 @@ int ld_openlibs(lua_State *L) {
         {LUA_STRLIBNAME, luaopen_string}, {LUA_MATHLIBNAME, luaopen_math}, {LUA_UTF8LIBNAME, luaopen_utf8},
         {LUA_DBLIBNAME, luaopen_debug},
     };
-    lua_Integer mask = lua_tointegerx(L, 1, NULL);
+    lua_Integer mask = ld_sandbox_mask(lua_tointegerx(L, 1, NULL));
     for (int i = 0; i < (int)(sizeof libs / sizeof libs[0]); i++) {
         if (mask & ((lua_Integer)1 << i)) {
             luaL_requiref(L, libs[i].name, libs[i].func, 1);
+            if (mask & LD_LIBS_RESTRICTED) ld_sandbox_restrict(L, libs[i].name);
             lua_pop(L, 1);
         }
     }

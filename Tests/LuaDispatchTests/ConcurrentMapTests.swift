@@ -241,7 +241,7 @@ final class ConcurrentMapTests: XCTestCase {
             let context = Unmanaged.passRetained(shared).toOpaque()
             XCTAssertEqual(pthread_create(&thread, nil, { context in
                 let shared = Unmanaged<WeakWorkers>.fromOpaque(context!).takeRetainedValue()
-                let worker = WorkerInterpreter.current()
+                let worker = WorkerInterpreter.current(libraries: .all)
                 let result = worker.run(shared.fn, 1...2)
                 shared.lock.lock()
                 shared.workers.append { [weak worker] in worker }

@@ -230,7 +230,8 @@ int ld_index_adopting(lua_State *L);
 int ld_call_dropping_self(lua_State *L);
 
 /// Opens the standard libraries whose bits are set in the integer argument 1 (bit i: the i-th
-/// of base, package, coroutine, table, io, os, string, math, utf8, debug). Call with lua_pcall.
+/// of base, package, coroutine, table, io, os, string, math, utf8, debug; bit 10 restricts them,
+/// see ld_sandbox.h). Call with lua_pcall.
 int ld_openlibs(lua_State *L);
 
 /// Calls `lua_error` from C after pushing `message`: for use by C-side code only.

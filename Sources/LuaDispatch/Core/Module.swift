@@ -99,6 +99,7 @@ enum Module {
             setup(rt, L)
             lua_settop(L, module)
         }
+        if rt.libraries.contains(.restricted) { SandboxedModule.restrict(L, module) }
         luaL_getsubtable(L, ld_registryindex(), LUA_LOADED_TABLE)
         lua_pushvalue(L, module)
         Lua.setField(L, -2, "dispatch")

@@ -89,6 +89,10 @@ public final class Runtime: @unchecked Sendable {
         writeStderr("luadispatch: \(error.label == nil ? "error: " : "")\(error)\n")
     }
 
+    /// The standard libraries the interpreter opened (`.restricted`: a sandbox). Its worker
+    /// interpreters open the same.
+    public let libraries: LuaLibraries
+
     /// The execution timeline's recorder, when tracing is on (see `Tracing/`).
     #if LUADISPATCH_NO_TRACING
     /// A build with every tracing hook compiled out, to measure what the hooks cost while
@@ -116,6 +120,7 @@ public final class Runtime: @unchecked Sendable {
         #if !LUADISPATCH_NO_TRACING
         tracer = Runtime.makeTracer(tracing, limit: traceLimit)
         #endif
+        self.libraries = libraries
         L = ld_newstate()
         lock = ld_lock_new()
         admin = lua_newthread(L)
@@ -161,6 +166,7 @@ public final class Runtime: @unchecked Sendable {
         #if !LUADISPATCH_NO_TRACING
         tracer = Runtime.makeTracer(nil, limit: nil)
         #endif
+        libraries = .all  // the host's own choice, unknown here
         lua_rawgeti(state, ld_registryindex(), lua_Integer(LUA_RIDX_MAINTHREAD))
         L = lua_tothread(state, -1)
         ld_pop(state, 1)

@@ -11,7 +11,7 @@ extension Runtime {
     /// main-queue blocks run whenever the host services the main queue.
     @discardableResult
     public func run(file path: String, arguments: [String] = []) throws(LuaScriptError) -> [LuaValue] {
-        try runChunk(script: path, arguments: arguments) { L in ld_loadfile(L, path) }
+        try runChunk(script: path, arguments: arguments) { L in luaL_loadfilex(L, path, chunkMode) }
     }
 
     /// Runs a string of Lua code on the calling thread; see `run(file:arguments:)`.
@@ -21,7 +21,7 @@ extension Runtime {
         try runChunk(script: nil, arguments: arguments) { L in
             var code = code
             return code.withUTF8 { buf in
-                buf.withMemoryRebound(to: CChar.self) { ld_loadbuffer(L, $0.baseAddress, $0.count, name) }
+                buf.withMemoryRebound(to: CChar.self) { luaL_loadbufferx(L, $0.baseAddress, $0.count, name, chunkMode) }
             }
         }
     }

@@ -54,11 +54,12 @@ enum ConcurrentMapBinding {
         let size = chunk ?? defaultChunk(n)
         let tasks = n / size + (n % size == 0 ? 0 : 1)
         let slots = Slots(tasks)
+        let libraries = a.runtime.libraries
         a.runtime.unlocked {
             DispatchQueue.concurrentPerform(iterations: tasks) { t in
                 let first = t * size + 1
                 let last = first + min(size, n - first + 1) - 1
-                slots.buffer[t] = WorkerInterpreter.current().run(fn, first...last)
+                slots.buffer[t] = WorkerInterpreter.current(libraries: libraries).run(fn, first...last)
             }
         }
         if let failure = slots.buffer.compactMap({ $0?.error }).min(by: { $0.index < $1.index }) {

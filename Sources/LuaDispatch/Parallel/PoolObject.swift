@@ -123,7 +123,7 @@ final class PoolWorker: @unchecked Sendable {
         if let interpreter {
             worker = interpreter
         } else {
-            worker = WorkerInterpreter()
+            worker = WorkerInterpreter(libraries: job.runtime.libraries)
             interpreter = worker
         }
         if !initialised {

@@ -26,31 +26,43 @@ final class WorkerInterpreter {
     /// The worker's own global table; each task gets a fresh copy of it (see `run`).
     private let baseGlobals: Int32
 
-    /// The calling thread's worker interpreter, made on first use.
-    static func current() -> WorkerInterpreter {
+    /// The calling thread's worker interpreter with `libraries` open, made on first use.
+    static func current(libraries: LuaLibraries) -> WorkerInterpreter {
+        let workers: ThreadWorkers
         if let p = pthread_getspecific(key) {
-            return Unmanaged<WorkerInterpreter>.fromOpaque(p).takeUnretainedValue()
+            workers = Unmanaged<ThreadWorkers>.fromOpaque(p).takeUnretainedValue()
+        } else {
+            workers = ThreadWorkers()
+            pthread_setspecific(key, Unmanaged.passRetained(workers).toOpaque())
         }
-        let worker = WorkerInterpreter()
-        pthread_setspecific(key, Unmanaged.passRetained(worker).toOpaque())
+        if let worker = workers.byLibraries[libraries.rawValue] { return worker }
+        let worker = WorkerInterpreter(libraries: libraries)
+        workers.byLibraries[libraries.rawValue] = worker
         return worker
     }
 
-    /// Thread-specific slot whose destructor releases (and so closes) the thread's worker.
+    /// A thread's worker interpreters, one per library set (a sandboxed runtime's tasks never
+    /// run in an interpreter with more libraries than its own).
+    private final class ThreadWorkers {
+        var byLibraries: [Int: WorkerInterpreter] = [:]
+    }
+
+    /// Thread-specific slot whose destructor releases (and so closes) the thread's workers.
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
         pthread_key_create(&key) { p in
             guard let p else { return }
-            Unmanaged<WorkerInterpreter>.fromOpaque(p).release()
+            Unmanaged<ThreadWorkers>.fromOpaque(p).release()
         }
         return key
     }()
 
     /// Every worker interpreter of the process is made here, its Lua state by `Runtime` (through
     /// `ld_newstate`, as the main interpreter's): the one place where whatever applies to every
-    /// Lua state (its allocator) is given to workers too.
-    init() {
-        runtime = Runtime(tracing: false)
+    /// Lua state (its allocator, and the standard libraries of the runtime it works for:
+    /// `libraries`, which a sandbox restricts) is given to workers too.
+    init(libraries: LuaLibraries) {
+        runtime = Runtime(libraries: libraries, tracing: false)
         runtime.acquire()
         defer { runtime.release() }
         let L = runtime.L
