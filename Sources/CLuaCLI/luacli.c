@@ -20,6 +20,15 @@
 
 #define LUA_INIT_VAR "LUA_INIT"
 
+// Every chunk the command line loads (the script, -e, LUA_INIT, standard input, the prompt's
+// lines) is loaded in this mode: "t" in a sandbox, where a binary chunk could crash the VM.
+static const char *chunk_mode;
+void ldcli_set_text_only(int on) { chunk_mode = on ? "t" : NULL; }
+#undef luaL_loadfile
+#define luaL_loadfile(L, f) luaL_loadfilex(L, f, chunk_mode)
+#undef luaL_loadbuffer
+#define luaL_loadbuffer(L, s, sz, n) luaL_loadbufferx(L, s, sz, n, chunk_mode)
+
 static const char *progname = "lua";
 static ldcli_wait_fn wait_hook;
 

@@ -7,7 +7,8 @@ import TraceView
 #endif
 
 /// `luadispatch`: the command line of `lua` (lua.c, run by CLuaCLI on this runtime's main Lua
-/// thread), plus `run FILE` as an alias of `FILE`, `--trace FILE` before the script, and the
+/// thread), plus `run FILE` as an alias of `FILE`, the runtime's options before the script
+/// (`RuntimeOptions`: `--trace FILE`, `--sandbox`), and the
 /// `scenarios` and `trace` subcommands. After the script the main queue is serviced until no
 /// work is left. No argument-parsing library: `lua`'s syntax (options end at the script name,
 /// everything after belongs to the script) is lua.c's own loop.
@@ -27,43 +28,19 @@ enum CLI {
                 break
             }
         }
-        args = takeTraceOption(args, programName: programName)
-        exit(runLua(args, programName: programName))
-    }
-
-    /// `--trace FILE` among the options (before the script): the runtime reads
-    /// LUADISPATCH_TRACE when it starts.
-    static func takeTraceOption(_ args: [String], programName: String) -> [String] {
-        var out = [args[0]]
-        var i = 1
-        while i < args.count {
-            let a = args[i]
-            if a == "--trace" {
-                guard i + 1 < args.count else {
-                    writeError("\(programName): '--trace' needs argument\n")
-                    exit(1)
-                }
-                setenv("LUADISPATCH_TRACE", args[i + 1], 1)
-                i += 2
-                continue
-            }
-            out.append(a)
-            i += 1
-            // Options end at the script name, "--" or "-"; -e and -l take the next argument.
-            if !a.hasPrefix("-") || a == "--" || a == "-" { break }
-            if (a == "-e" || a == "-l") && i < args.count {
-                out.append(args[i])
-                i += 1
-            }
+        switch RuntimeOptions.take(args, programName: programName) {
+        case .failure(let failure):
+            writeError(failure.message)
+            exit(1)
+        case .success(let (options, luaArgs)):
+            exit(runLua(luaArgs, options, programName: programName))
         }
-        out.append(contentsOf: args[i...])
-        return out
     }
 
     /// lua.c's argv, kept reachable until exit (LeakSanitizer reported it as lost otherwise).
     nonisolated(unsafe) private static var keptArgv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
 
-    static func runLua(_ args: [String], programName: String) -> Int32 {
+    static func runLua(_ args: [String], _ options: RuntimeOptions, programName: String) -> Int32 {
         // C strings that live until exit (lua.c keeps pointers into argv).
         let argc = Int32(args.count)
         let argv = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: args.count + 1)
@@ -74,8 +51,13 @@ enum CLI {
         var first: Int32 = 0
         let mask = ldcli_collectargs(argv, &first)
         let noEnv = mask != LDCLI_HAS_ERROR && mask & LDCLI_HAS_NOENV != 0
-        let runtime = Runtime(ignoreEnvironment: noEnv)
-        ScenarioModule.install(runtime, scriptDirectory: first < argc ? directory(of: args[Int(first)]) : nil)
+        let runtime = Runtime(libraries: options.sandbox ? .sandbox : .all, ignoreEnvironment: noEnv)
+        if options.sandbox {
+            ldcli_set_text_only(1)  // the script, -e, LUA_INIT, standard input and the prompt too
+        } else {
+            // The bundled scenarios' fixtures write files: not for untrusted scripts.
+            ScenarioModule.install(runtime, scriptDirectory: first < argc ? directory(of: args[Int(first)]) : nil)
+        }
         runtime.uncaughtErrorHandler = { error in
             // Above the REPL's prompt, if a block's error comes while it waits.
             ldcli_output_begin()

@@ -30,6 +30,10 @@ void ldcli_set_error_hook(ldcli_error_fn hook);
 void ldcli_output_begin(void);
 void ldcli_output_end(int ended_line);
 
+/// With `on`, every chunk is loaded as text only (a binary chunk gets Lua's "attempt to load a
+/// binary chunk" error): for `--sandbox`.
+void ldcli_set_text_only(int on);
+
 /// Runs lua.c's `pmain` on `L` (the libraries already open): LUA_INIT, -e / -l / -W, the
 /// script, the REPL or standard input. Returns 1 when everything ran without error (lua.c's
 /// exit status 0). `wait` (may be NULL) is called before reading each line at the prompt.
