@@ -31,28 +31,53 @@ final class FuzzTests: XCTestCase {
     /// A bounded, seeded fuzzing run: the same sequences every time. Set LUADISPATCH_FUZZ_COUNT
     /// (0 skips it) or LUADISPATCH_FUZZ_SEED to change it.
     func testBoundedFuzzRun() throws {
+        let (status, output) = try fuzz(count: "500", ["--timeout", "60", "--time-limit", "240"])
+        XCTAssertEqual(status, 0, "fuzzer found failures:\n" + output.suffix(6000))
+        XCTAssertTrue(output.contains(" 0 failed"), output.suffix(2000).description)
+    }
+
+    /// The sandbox round (`fuzz.py --sandbox`): the sequences also try to get out, and run with
+    /// `--sandbox`: no crash, no hang, no file of the sequence's directory created, removed or
+    /// changed.
+    func testBoundedSandboxFuzzRun() throws {
+        let (status, output) = try fuzz(count: "300", ["--sandbox", "--timeout", "30", "--time-limit", "90"])
+        XCTAssertEqual(status, 0, "fuzzer found failures:\n" + output.suffix(6000))
+        XCTAssertTrue(output.contains(" 0 failed") && output.contains(" 0 escapes"), output.suffix(2000).description)
+    }
+
+    /// The same sequences run without `--sandbox` get out, and the round says so.
+    func testSandboxFuzzRoundFindsEscapesWithoutTheSandbox() throws {
+        let (status, output) = try fuzz(count: "8", fixed: true, ["--sandbox", "--unsandboxed", "--no-minimise", "--timeout", "30"])
+        XCTAssertEqual(status, 1, output.suffix(2000).description)
+        let escapes = output.split(separator: "\n").first { $0.hasPrefix("fuzz: seed") }?
+            .split(separator: " ").dropLast().last.flatMap { Int($0) } ?? 0
+        XCTAssertGreaterThan(escapes, 0, output.suffix(2000).description)
+    }
+
+    /// Runs scripts/fuzz/fuzz.py on the built binary; its status and output (the `fuzz: ` lines
+    /// are printed). LUADISPATCH_FUZZ_COUNT replaces `count` unless `fixed` (0 always skips).
+    private func fuzz(count defaultCount: String, fixed: Bool = false, _ arguments: [String]) throws -> (Int32, String) {
         let env = ProcessInfo.processInfo.environment
-        let count = env["LUADISPATCH_FUZZ_COUNT"] ?? "500"
+        let count = fixed && env["LUADISPATCH_FUZZ_COUNT"] != "0" ? defaultCount : env["LUADISPATCH_FUZZ_COUNT"] ?? defaultCount
         guard count != "0" else { throw XCTSkip("LUADISPATCH_FUZZ_COUNT=0") }
         // python3 from PATH (scripts/setup installs it when missing).
         guard let python = (env["PATH"] ?? "/usr/bin").split(separator: ":").map({ "\($0)/python3" })
             .first(where: { FileManager.default.isExecutableFile(atPath: $0) })
-        else { return XCTFail("python3 is not on PATH (scripts/setup installs it)") }
+        else { XCTFail("python3 is not on PATH (scripts/setup installs it)"); return (-1, "") }
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("fuzz-\(UUID().uuidString)")
         let p = Process()
         p.executableURL = URL(fileURLWithPath: python)
         p.arguments = [CLI.packageRoot.appendingPathComponent("scripts/fuzz/fuzz.py").path,
                        "--binary", CLI.binary.path, "--seed", env["LUADISPATCH_FUZZ_SEED"] ?? "1", "--count", count,
-                       "--jobs", "6", "--timeout", "60", "--time-limit", "240", "--out", out.path]
+                       "--jobs", "6", "--out", out.path] + arguments
         let pipe = Pipe()
         p.standardOutput = pipe
         p.standardError = pipe
         try p.run()
         let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         p.waitUntilExit()
-        let summary = output.split(separator: "\n").filter { $0.hasPrefix("fuzz: ") }.joined(separator: "\n")
-        print(summary)
-        XCTAssertEqual(p.terminationStatus, 0, "fuzzer found failures (minimised in \(out.path)):\n" + output.suffix(6000))
-        XCTAssertTrue(output.contains(" 0 failed"), output.suffix(2000).description)
+        print(output.split(separator: "\n").filter { $0.hasPrefix("fuzz: ") }.joined(separator: "\n"))
+        print("(failures minimised in \(out.path))")
+        return (p.terminationStatus, output)
     }
 }

@@ -14,8 +14,20 @@ process with a timeout. A Lua error is fine. A failure is:
 Failing sequences are minimised (delta debugging over the top-level statements) and written to
 the output directory.
 
+With --sandbox the children run `luadispatch --sandbox`, and a fifth of the statements try to
+get out: write, remove or rename files, start processes, load binary chunks or C modules, reach
+`io`, `os`, `debug` or the absent `dispatch` functions, from the main chunk, blocks, tasks,
+concurrent_map bodies and workers. A sandboxed script has no way to end its process, so the
+watchdog is SIGINT from outside, sent twice (the second ends the process, as in lua). A failure
+is also:
+  - an escape: any file of the sequence's temporary directory (its working directory and the only
+    place its statements name) created, removed or changed.
+--unsandboxed runs the same sequences without --sandbox: the escape check must then fail
+(it proves that the check bites).
+
   scripts/fuzz/fuzz.py --binary .build/debug/luadispatch --seed 1 --count 300 [--jobs 6]
   scripts/fuzz/fuzz.py --binary ... --replay FILE.lua     # run one script, report its outcome
+  scripts/fuzz/fuzz.py --binary ... --sandbox --count 200  # the sandbox round
 
 The last line printed is `fuzz: N sequences, N passed, N failed` (exit status 1 if any failed).
 """
@@ -58,10 +70,52 @@ SIGNALS = ['"SIGUSR1"', '"SIGUSR2"', '"USR1"', '"SIGHUP"', '"SIGALRM"', '"SIGCHL
 NVARS = 8
 
 
+# What a sandboxed script tries in order to get out (--sandbox). @TMP@ is the sequence's directory.
+HOSTILE = [
+    'io.open("@TMP@/escape-io", "w"):write("x")',
+    'io.output("@TMP@/escape-output"); io.write("x")',
+    'os.remove("@TMP@/seq.lua")',
+    'os.rename("@TMP@/seq.lua", "@TMP@/escape-renamed")',
+    'os.execute("touch @TMP@/escape-execute")',
+    'io.popen("touch @TMP@/escape-popen"):close()',
+    'os.rename(os.tmpname(), "@TMP@/escape-tmpname")',
+    'os.exit(3)',
+    'load(string.dump(function() return 1 end))()',
+    'load(string.dump(function() return 1 end), "=b", "b")()',
+    'local s = string.dump(function() return 1 end); load(function() local c = s; s = nil; return c end)()',
+    'require("lpeg")',
+    'require("socket").bind("127.0.0.1", 0)',
+    'require("lfs").mkdir("@TMP@/escape-lfs")',
+    'package.loadlib("liblua5.4.so.0", "luaopen_io")().open("@TMP@/escape-loadlib", "w")',
+    'package.path = "@TMP@/?.lua"; require("seq")',
+    'setmetatable(package, nil); package.path = "@TMP@/?.lua"; require("seq")',
+    'package.searchers[#package.searchers + 1] = package.loadlib',
+    'debug.getregistry()',
+    'debug.sethook(function() end, "l")',
+    'dofile("@TMP@/seq.lua")',
+    'loadfile("@TMP@/seq.lua")()',
+    'rawget(_G, "io").open("@TMP@/escape-rawget", "w")',
+    'dispatch.fd.open("@TMP@/escape-fd", "w")',
+    'dispatch.io{path = "@TMP@/escape-channel", mode = "w"}:write(0, "x", dispatch.main, function() end)',
+    'dispatch.io.write(1, "x", dispatch.main, function() end)',
+    'dispatch.data.map("@TMP@/seq.lua")',
+    'dispatch.source.file{path = "@TMP@", events = {"write"}}:resume()',
+    'dispatch.source.process{pid = dispatch.pid()}:resume()',
+    'dispatch.source.signal{signal = "SIGUSR1"}:resume()',
+    'dispatch.source.read{fd = 0}:resume()',
+    'dispatch.kill(dispatch.pid(), "SIGKILL")',
+    'dispatch.exit(3)',
+    'dispatch.http.get("http://127.0.0.1:1/", dispatch.main, function() end)',
+    'dispatch.net.listen{host = "127.0.0.1", port = 0}',
+    'require("scenario").make_part("@TMP@/escape-scenario", 1, 1)',
+]
+
+
 class Gen:
-    def __init__(self, rng, tmp):
+    def __init__(self, rng, tmp, sandbox=False):
         self.r = rng
         self.tmp = tmp
+        self.sandbox = sandbox
 
     def pick(self, xs):
         return self.r.choice(xs)
@@ -214,7 +268,18 @@ class Gen:
             return "dispatch.await(function(r) %s %s end)" % (self.stmt(depth + 1) if depth < 2 else "", then)
         return self.value(depth)
 
+    def hostile(self, depth):
+        """An attempt to get out, in the main chunk or from a block, a task or another interpreter."""
+        attempt = self.pick(HOSTILE).replace("@TMP@", self.tmp)
+        where = self.pick(["%s", "%s", "dispatch.global():async(function() %s end)",
+                           "dispatch.task(function() %s end)", "dispatch.main:async(function() %s end)",
+                           "dispatch.concurrent_map(2, function() %s end)",
+                           "dispatch.workers{count = 1}:submit(function() %s end):wait(1)"])
+        return where % attempt
+
     def stmt(self, depth=0):
+        if self.sandbox and self.r.random() < 0.2:
+            return self.hostile(depth)
         k = self.r.randint(0, 30)
         v = self.var()
         if k <= 5:
@@ -334,20 +399,48 @@ P.io:close()
 """ % WATCHDOG
 
 
-def generate(seed, tmp):
+# Without io and dispatch.exit: no watchdog timer (the harness interrupts the run), no channel.
+SANDBOX_PRELUDE = """local dispatch = require("dispatch")
+local V, F = {}, {}
+local P = {queue = dispatch.queue("proto"), group = dispatch.group(), semaphore = dispatch.semaphore(1),
+  work_item = dispatch.work_item(function() end), source = dispatch.source.data_add{},
+  io = dispatch.data("proto"), data = dispatch.data("proto"), time = dispatch.now(),
+  walltime = dispatch.walltime(), key = dispatch.specific_key("k"), once = dispatch.once(function() return 1 end),
+  task = dispatch.task(function() end)}
+"""
+
+
+def generate(seed, tmp, sandbox=False):
     rng = random.Random(seed)
-    g = Gen(rng, tmp)
+    g = Gen(rng, tmp, sandbox)
     return [g.stmt() for _ in range(rng.randint(5, 40))]
 
 
-def render(stmts):
-    return PRELUDE + "".join("pcall(function() %s end)\n" % s for s in stmts)
+def render(stmts, sandbox=False):
+    return (SANDBOX_PRELUDE if sandbox else PRELUDE) + "".join("pcall(function() %s end)\n" % s for s in stmts)
 
 
 # ---------------------------------------------------------------------------------------------
 # Running
 
-def run_script(binary, text, timeout, env=None):
+def snapshot(directory):
+    """Every entry under `directory`: its size, modification time and mode."""
+    seen = {}
+    for root, dirs, files in os.walk(directory):
+        for name in dirs + files:
+            path = os.path.join(root, name)
+            st = os.lstat(path)
+            seen[os.path.relpath(path, directory)] = (st.st_size, st.st_mtime_ns, st.st_mode)
+    return seen
+
+
+def changes(before, after):
+    return (["created " + p for p in sorted(set(after) - set(before))] +
+            ["removed " + p for p in sorted(set(before) - set(after))] +
+            ["changed " + p for p in sorted(set(before) & set(after)) if before[p] != after[p]])
+
+
+def run_script(binary, text, timeout, env=None, sandbox=False, unsandboxed=False):
     """Runs `text` in a fresh temporary directory; returns (verdict, detail, seconds)."""
     tmp = tempfile.mkdtemp(prefix="ldfuzz-")
     try:
@@ -356,12 +449,27 @@ def run_script(binary, text, timeout, env=None):
         path = os.path.join(tmp, "seq.lua")
         with open(path, "w") as f:
             f.write(text)
+        before = snapshot(tmp) if sandbox else None
         start = time.monotonic()
-        p = subprocess.Popen([binary, "run", path], cwd=tmp, stdin=subprocess.DEVNULL,
+        argv = [binary, "--sandbox", path] if sandbox and not unsandboxed else [binary, "run", path]
+        p = subprocess.Popen(argv, cwd=tmp, stdin=subprocess.DEVNULL,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
                              env=dict(os.environ, **(env or {})))
+        interrupted = False
         try:
-            out, err = p.communicate(timeout=timeout)
+            if sandbox:
+                # The watchdog: Ctrl-C after WATCHDOG s, and once more a second later.
+                for wait in (WATCHDOG, 1.0):
+                    try:
+                        out, err = p.communicate(timeout=wait)
+                        break
+                    except subprocess.TimeoutExpired:
+                        p.send_signal(signal.SIGINT)
+                        interrupted = True
+                else:
+                    out, err = p.communicate(timeout=max(1.0, timeout - WATCHDOG - 1.0))
+            else:
+                out, err = p.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             os.killpg(p.pid, signal.SIGKILL)
             out, err = p.communicate()
@@ -369,6 +477,12 @@ def run_script(binary, text, timeout, env=None):
         elapsed = time.monotonic() - start
         rc = p.returncode
         tail = err.decode(errors="replace")[-4000:]
+        if sandbox:
+            escaped = changes(before, snapshot(tmp))
+            if escaped:
+                return "escape", "%s\n%s" % ("; ".join(escaped), tail), elapsed
+        if interrupted and rc in (1, -signal.SIGINT):
+            return "watchdog", "", elapsed
         if rc < 0:
             return "crash", "killed by signal %d (%s)\n%s" % (-rc, signal.Signals(-rc).name, tail), elapsed
         if rc not in (0, 1):
@@ -378,15 +492,18 @@ def run_script(binary, text, timeout, env=None):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def fails(binary, stmts, timeout, tries):
+FAILURES = ("crash", "hang", "escape")
+
+
+def fails(binary, stmts, timeout, tries, sandbox=False, unsandboxed=False):
     for _ in range(tries):
-        verdict, _, _ = run_script(binary, render(stmts), timeout)
-        if verdict in ("crash", "hang"):
+        verdict, _, _ = run_script(binary, render(stmts, sandbox), timeout, sandbox=sandbox, unsandboxed=unsandboxed)
+        if verdict in FAILURES:
             return True
     return False
 
 
-def minimise(binary, stmts, timeout, tries=3, budget=300.0):
+def minimise(binary, stmts, timeout, tries=3, budget=300.0, **mode):
     """ddmin over the statement list: the smallest list found that still fails."""
     start = time.monotonic()
     n = 2
@@ -396,7 +513,7 @@ def minimise(binary, stmts, timeout, tries=3, budget=300.0):
         reduced = False
         for i in range(len(subsets)):
             complement = [s for j, sub in enumerate(subsets) if j != i for s in sub]
-            if fails(binary, complement, timeout, tries):
+            if fails(binary, complement, timeout, tries, **mode):
                 stmts, n, reduced = complement, max(n - 1, 2), True
                 break
         if not reduced:
@@ -418,19 +535,22 @@ def main():
     ap.add_argument("--no-minimise", action="store_true")
     ap.add_argument("--replay", help="run this Lua file once and report")
     ap.add_argument("--print", type=int, metavar="SEED", help="print the sequence for SEED and exit")
+    ap.add_argument("--sandbox", action="store_true", help="run with --sandbox, try to get out, check no file changed")
+    ap.add_argument("--unsandboxed", action="store_true", help="with --sandbox: run the children without it (a control)")
     a = ap.parse_args()
     binary = os.path.abspath(a.binary)
+    mode = {"sandbox": a.sandbox, "unsandboxed": a.unsandboxed}
 
     if a.print is not None:
-        sys.stdout.write(render(generate(a.print, "@TMP@")))
+        sys.stdout.write(render(generate(a.print, "@TMP@", a.sandbox), a.sandbox))
         return 0
     if a.replay:
-        verdict, detail, secs = run_script(binary, open(a.replay).read(), a.timeout)
+        verdict, detail, secs = run_script(binary, open(a.replay).read(), a.timeout, **mode)
         print("%s: %s (%.1f s) %s" % (a.replay, verdict, secs, detail))
-        return 1 if verdict in ("crash", "hang") else 0
+        return 1 if verdict in FAILURES else 0
 
     start = time.monotonic()
-    counts = {"ok": 0, "watchdog": 0, "crash": 0, "hang": 0}
+    counts = {"ok": 0, "watchdog": 0, "crash": 0, "hang": 0, "escape": 0}
     failures = []
     seeds = [a.seed * 1_000_003 + i for i in range(a.count)]
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
@@ -441,7 +561,8 @@ def main():
                 return
             s = next(it, None)
             if s is not None:
-                futures[pool.submit(run_script, binary, render(generate(s, "@TMP@")), a.timeout)] = s
+                text = render(generate(s, "@TMP@", a.sandbox), a.sandbox)
+                futures[pool.submit(run_script, binary, text, a.timeout, **mode)] = s
         for _ in range(a.jobs * 2):
             submit_next()
         while futures:
@@ -450,7 +571,7 @@ def main():
                 s = futures.pop(f)
                 verdict, detail, secs = f.result()
                 counts[verdict] += 1
-                if verdict in ("crash", "hang"):
+                if verdict in FAILURES:
                     print("FAIL seed %d: %s: %s" % (s, verdict, detail.splitlines()[0] if detail else ""), flush=True)
                     failures.append((s, verdict, detail))
                 submit_next()
@@ -459,17 +580,18 @@ def main():
     if failures:
         os.makedirs(a.out, exist_ok=True)
     for s, verdict, detail in failures:
-        stmts = generate(s, "@TMP@")
+        stmts = generate(s, "@TMP@", a.sandbox)
         if not a.no_minimise:
-            stmts = minimise(binary, stmts, a.timeout)
+            stmts = minimise(binary, stmts, a.timeout, **mode)
         path = os.path.join(a.out, "seed-%d.lua" % s)
         with open(path, "w") as f:
             f.write("-- fuzz seed %d: %s\n-- %s\n" % (s, verdict, (detail.splitlines() or [""])[0]))
-            f.write(render(stmts))
+            f.write(render(stmts, a.sandbox))
         print("minimised seed %d to %d statements: %s" % (s, len(stmts), path), flush=True)
         print(detail[-2000:], flush=True)
-    print("fuzz: seed %d, %d sequences in %.0f s (%d ended on their own, %d by the watchdog), %d crashes, %d hangs"
-          % (a.seed, total, elapsed, counts["ok"], counts["watchdog"], counts["crash"], counts["hang"]))
+    print("fuzz: seed %d, %d sequences in %.0f s (%d ended on their own, %d by the watchdog), %d crashes, %d hangs%s"
+          % (a.seed, total, elapsed, counts["ok"], counts["watchdog"], counts["crash"], counts["hang"],
+             ", %d escapes" % counts["escape"] if a.sandbox else ""))
     print("fuzz: %d sequences, %d passed, %d failed" % (total, total - len(failures), len(failures)))
     return 1 if failures else 0
 
