@@ -49,6 +49,37 @@ final class LifetimeTests: XCTestCase {
         XCTAssertNil(weakRuntime, "a live source kept the closed runtime alive")
     }
 
+    /// A cancelled source is collected once its cancel handler ran, also when its handlers
+    /// refer to it (`s:cancel()` inside the handler, the usual idiom): the runtime lets the
+    /// handlers go, which breaks the cycle through the registry. Handlers set afterwards are
+    /// not kept either.
+    func testCancelledSourceReferencedByItsHandlersIsCollected() {
+        let run = runLua("""
+            local weak = setmetatable({}, {__mode = "v"})
+            local done = dispatch.semaphore(0)
+            for i = 1, 3 do
+              local s = dispatch.source.timer{interval = 0.001, queue = dispatch.queue("q" .. i)}
+              local n = 0
+              s:set_event_handler(function() n = n + 1; if n == 2 then s:cancel() end end)
+              s:set_cancel_handler(function() s:set_event_handler(function() return s end); done:signal() end)
+              weak[i] = s
+              s:resume()
+            end
+            for i = 1, 3 do done:wait() end
+            local left
+            for round = 1, 100 do
+              collectgarbage(); collectgarbage()
+              left = 0
+              for i = 1, 3 do if weak[i] then left = left + 1 end end
+              if left == 0 then break end
+              dispatch.sleep(0.01)
+            end
+            t.record(left)
+            """)
+        assertClean(run)
+        XCTAssertEqual(run.records, [[0]])
+    }
+
     func testManyShortLivedObjects() {
         let run = runLua("""
             local total = 0

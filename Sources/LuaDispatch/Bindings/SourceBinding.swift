@@ -161,17 +161,17 @@ enum SourceBinding {
         }
         t.method("set_event_handler") { a throws(LuaError) in
             let s: SourceObject = try a.object(1, .source)
-            s.handler = try handlerArgument(a)
+            s.setHandler(\.handler, try handlerArgument(a))
             return 0
         }
         t.method("set_cancel_handler") { a throws(LuaError) in
             let s: SourceObject = try a.object(1, .source)
-            s.cancelHandler = try handlerArgument(a)
+            s.setHandler(\.cancelHandler, try handlerArgument(a))
             return 0
         }
         t.method("set_registration_handler") { a throws(LuaError) in
             let s: SourceObject = try a.object(1, .source)
-            s.registrationHandler = try handlerArgument(a)
+            s.setHandler(\.registrationHandler, try handlerArgument(a))
             return 0
         }
         t.method("schedule") { a throws(LuaError) in

@@ -213,8 +213,24 @@ final class SourceObject: @unchecked Sendable {
         }
         runtime.acquire()
         updateWork()
+        releaseHandlers()
         keepAlive = nil  // the caller still holds `self` until the handler returns
         runtime.release()
+    }
+
+    /// Once the cancel handler ran the source never calls Lua again, so its handlers are let
+    /// go: a handler that refers to its own source (`s:cancel()` inside it) would otherwise keep
+    /// the source alive for ever through the registry, a cycle the collector cannot see.
+    /// Handlers set later are dropped for the same reason. Lock held.
+    func releaseHandlers() {
+        handler = nil
+        cancelHandler = nil
+        registrationHandler = nil
+    }
+
+    /// Stores a handler set from Lua, unless the source has finished (see `releaseHandlers`).
+    func setHandler(_ which: ReferenceWritableKeyPath<SourceObject, LuaRef?>, _ fn: LuaRef?) {
+        if !finished { self[keyPath: which] = fn }
     }
 
     /// Pushes `fn` (no arguments) or tells `callHandler` there is nothing to call.
