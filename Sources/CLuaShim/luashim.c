@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <malloc.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -276,6 +277,8 @@ size_t ld_heap_in_use(void) { return mallinfo2().uordblks; }
 #endif
 
 int ld_pidfd_open(int pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
+
+int ld_ready_fd(void) { return eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK); }
 
 int ld_epoll_refusal(int fd) {
     struct stat st;

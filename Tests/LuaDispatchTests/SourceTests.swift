@@ -182,6 +182,28 @@ final class SourceTests: XCTestCase {
         XCTAssertEqual(out, ["exit exit true", "cancelled"])
     }
 
+    /// A process that exited and was reaped before the watch began is still reported, as
+    /// libdispatch's process sources do on Darwin; a pid that never existed too.
+    func testProcessGoneBeforeTheWatchIsReportedAsExited() throws {
+        var pid: pid_t = 0
+        let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/true"), nil]
+        defer { argv.forEach { free($0) } }
+        XCTAssertEqual(posix_spawn(&pid, "/bin/true", nil, nil, argv, environ), 0)
+        var status: Int32 = 0
+        XCTAssertEqual(waitpid(pid, &status, 0), pid)
+        let out = IOHarness().run("""
+            for _, pid in ipairs{\(pid), 4194303} do
+              local s = dispatch.source.process{pid = pid, events = {"exit"}, queue = dispatch.main}
+              s:set_event_handler(function()
+                t.emit("exit", table.concat(s.data, ","), s.handle == pid)
+                s:cancel()
+              end)
+              s:resume()
+            end
+            """)
+        XCTAssertEqual(out, ["exit exit true", "exit exit true"])
+    }
+
     func testSourceStaysAliveWithoutReference() {
         let out = IOHarness().run("""
             do

@@ -339,6 +339,10 @@ int ld_pipe_cloexec(int fds[2]);
 /// pidfd_open(2) (syscall 434): a descriptor that becomes readable when `pid` exits; -1 + errno.
 int ld_pidfd_open(int pid);
 
+/// A descriptor that is readable at once and stays so (an eventfd holding 1, close-on-exec,
+/// non-blocking): what a process source watches for a pid that no longer exists; -1 + errno.
+int ld_ready_fd(void);
+
 // MARK: Ctrl-C (interrupt.c)
 
 /// Installs lua.c's SIGINT handler for code running on `L`: the next instruction there raises

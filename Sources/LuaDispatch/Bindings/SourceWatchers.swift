@@ -145,8 +145,13 @@ final class FileWatcher: WatchedDescriptor, @unchecked Sendable {
 final class ProcessWatcher: WatchedDescriptor, @unchecked Sendable {
     static let names = ["exit"]
 
+    /// A pid that no longer exists (or never did) gets a descriptor that is readable at once, so
+    /// that the source reports `"exit"` as libdispatch does on Darwin (rdar://problem/8090801):
+    /// a process that ended before the watch began, and was reaped, is still reported. (A zombie
+    /// gets a pidfd, readable at once too; which of the two happens depends on who reaps it.)
     static func make(pid: Int32) -> Result<ProcessWatcher, Errno.Failure> {
-        let fd = ld_pidfd_open(pid)
+        var fd = ld_pidfd_open(pid)
+        if fd < 0 && errno == ESRCH { fd = ld_ready_fd() }
         guard fd >= 0 else { return .failure(Errno.Failure(errno)) }
         return .success(ProcessWatcher(fd: fd))
     }
