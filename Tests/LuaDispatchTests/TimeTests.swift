@@ -41,6 +41,22 @@ final class TimeTests: XCTestCase {
         XCTAssertTrue(luaError("dispatch.walltime(1/0)").contains("finite"))
     }
 
+    /// As DispatchTime in Swift's overlay: `now - math.huge` is uptime 1 ns, and `now +
+    /// math.huge` one farthest time whatever `now`. Wall times are not bounded that way.
+    func testMonotonicTimesStayWithinDispatchTime() {
+        let run = runLua("""
+            local a = dispatch.now()
+            dispatch.sleep(0.001)
+            local b = dispatch.now()
+            t.record((a - math.huge).seconds, a - math.huge == b - 1e300, a + math.huge == b + math.huge)
+            t.record(a + math.huge > b + 1e9, (a - math.huge) < a, ((a + math.huge) - a) > 146 * 365 * 86400)
+            local w = dispatch.walltime()
+            t.record((w - 2e9).seconds < 0)
+            """)
+        assertClean(run)
+        XCTAssertEqual(run.records, [[1e-9, true, true], [true, true, true], [true]])
+    }
+
     func testHugeDeadlinesAreClampedNotFatal() {
         // DISPATCH_TIME_FOREVER in asyncAfter aborts libdispatch; the runtime clamps instead.
         let run = runLua("""

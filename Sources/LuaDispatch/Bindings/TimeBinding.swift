@@ -168,7 +168,7 @@ enum TimeBinding {
             let v = objects(a).value(a.L, ti, kind)!
             let s = try a.number(si)
             guard !s.isNaN else { throw .argument(si, "number is NaN") }
-            objects(a).pushValue(a.L, v.addingSaturating(Deadline.nanos(s)), kind)
+            objects(a).pushValue(a.L, bounded(v.addingSaturating(Deadline.nanos(s))), kind)
             return 1
         }
         t.meta("__sub") { a throws(LuaError) in
@@ -179,9 +179,14 @@ enum TimeBinding {
             }
             let s = try a.number(2)
             guard !s.isNaN else { throw .argument(2, "number is NaN") }
-            objects(a).pushValue(a.L, v.subtractingSaturating(Deadline.nanos(s)), kind)
+            objects(a).pushValue(a.L, bounded(v.subtractingSaturating(Deadline.nanos(s))), kind)
             return 1
         }
+        // A monotonic time stays within what DispatchTime can hold, as in Swift's overlay:
+        // `now - math.huge` is uptime 1 ns (DispatchTime(uptimeNanoseconds: 1)) and
+        // `now + math.huge` the same farthest time whatever `now` (the overlay's distantFuture,
+        // kept ~146 years away because libdispatch aborts on "forever" in asyncAfter).
+        func bounded(_ v: Int64) -> Int64 { kind == .time ? Deadline.clamp(v) : v }
         let compare = { (a: Args, op: (Int64, Int64) -> Bool) throws(LuaError) -> Int32 in
             guard let x = objects(a).value(a.L, 1, kind) else { throw a.typeError(1, kind.typeName) }
             guard let y = objects(a).value(a.L, 2, kind) else { throw a.typeError(2, kind.typeName) }
