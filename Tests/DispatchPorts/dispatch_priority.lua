@@ -1,0 +1,66 @@
+-- Port of swift-corelibs-libdispatch tests/dispatch_priority.c ("Dispatch Priority").
+-- checks: 3
+--
+-- 32 CPU-bound blocks per CPU are queued on each of the background, low, default and high
+-- global queues; the first half of all blocks to finish are counted per priority, and then the
+-- high queue must have finished at least as many as the low one, and the background queue at
+-- most as many as the default one. The per-priority histogram is printed.
+-- Mapping: DISPATCH_QUEUE_PRIORITY_BACKGROUND, LOW, DEFAULT, HIGH are the QoS classes
+-- "background", "utility", "default", "user_initiated" (as in Dispatch's own mapping).
+-- Adapted: the counters are kept under a semaphore (__sync_add_and_fetch); the busy loop reads
+-- the `done` flag as a plain variable, as C reads its volatile (through a semaphore, each read
+-- would give the interpreter up, and the blocks would take turns regardless of priority).
+-- Scaled down: each block loops 100,000 times in Lua instead of 100,000,000 times in C (Lua
+-- runs one block at a time).
+local dispatch = require("dispatch")
+local T = dofile((arg[0]:match("^(.*)/") or ".") .. "/bsdtests.lua")
+
+local LOOP_COUNT = 100000
+local labels = {"BACKGROUND", "LOW", "DEFAULT", "HIGH"}
+local levels = {"background", "utility", "default", "user_initiated"}
+local counts = {}
+local done_flag = false -- read in the loop as the C test reads its volatile flag
+local n_blocks = T.active_cpus() * 32
+local iterations = T.counter(#levels * n_blocks // 2)
+local total = #levels * n_blocks // 2
+
+local function histogram()
+    local completed = 0
+    print()
+    for y = 1, #levels do
+        local c = counts[y]:get()
+        print(string.format("%s: %d", labels[y], c))
+        completed = completed + c
+        local value = c / n_blocks * 80
+        local bar = {}
+        for x = 0, 79 do bar[#bar + 1] = value > x and "*" or " " end
+        print(table.concat(bar))
+    end
+    T.long("blocks completed", completed, total)
+    T.long_less_than_or_equal("high priority precedence", counts[2]:get(), counts[4]:get())
+    T.long_less_than_or_equal("background priority precedence", counts[1]:get(), counts[3]:get())
+end
+
+local function cpubusy(count)
+    if done_flag then return end
+    for _ = 1, LOOP_COUNT do
+        if done_flag then break end
+    end
+    local iterdone = iterations:add(-1)
+    if iterdone >= 0 then
+        count:add(1)
+        if iterdone == 0 then
+            done_flag = true
+            dispatch.sleep(0.1)
+            histogram()
+            dispatch.main:async(function() T.stop() end)
+        end
+    end
+end
+
+T.start("Dispatch Priority")
+for i = 1, #levels do counts[i] = T.counter() end
+for i = 1, #levels do
+    local q, count = dispatch.global(levels[i]), counts[i]
+    for _ = 1, n_blocks do q:async(function() cpubusy(count) end) end
+end
