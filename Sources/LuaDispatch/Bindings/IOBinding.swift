@@ -91,6 +91,10 @@ enum IOBinding {
                     DispatchIO.read(fromFileDescriptor: fd, maxLength: max, runningHandlerOn: q.queue, handler: finish)
                     return 0
                 }
+                if !shared.regular {
+                    IOStreamRead.start(shared, max: max, finish)
+                    return 0
+                }
                 oneShot(rt, shared, write: false) { channel, done in
                     // One handler call with everything read, as dispatch_read makes. (The calls
                     // of one operation run one after another, on its own serial queue.)

@@ -92,10 +92,15 @@ enum IODescriptors {
         /// while they have some in flight.
         private let oneShot = Mutex<[(channel: DispatchIO?, operations: Int)]>([(nil, 0), (nil, 0)])
 
+        /// A regular file (one order for reads and writes), as opposed to a pipe, socket or
+        /// terminal.
+        let regular: Bool
+
         fileprivate init(fd: Int32, writeFD: Int32, scriptFD: Int32, regular: Bool) {
             self.fd = fd
             self.writeFD = writeFD
             self.scriptFD = scriptFD
+            self.regular = regular
             lanes = Mutex(Array(repeating: Lane(), count: regular ? 1 : 2))
         }
 
