@@ -18,7 +18,9 @@
 -- high-priority global queue is the "user_initiated" one. Adapted: the counters are updated
 -- under a semaphore (__sync_add_and_fetch); queues are targeted while inactive (setting the
 -- target of an active queue aborts in libdispatch; the runtime raises); the global queue is
--- not suspended (libdispatch ignores it; the runtime raises). Scaled down: the sync
+-- not suspended (libdispatch ignores it; the runtime raises); the workers completed are counted
+-- when the (last) submitter ends, not when the waiting thread has woken up after it (workers
+-- that finish in between made that count depend on how soon the waiter runs). Scaled down: the sync
 -- test's blocks sleep 50 ms instead of 100 ms before their sync.
 local dispatch = require("dispatch")
 local T = dofile((arg[0]:match("^(.*)/") or ".") .. "/bsdtests.lua")
@@ -27,6 +29,7 @@ local INF = math.maxinteger
 local activecpu = T.active_cpus()
 local workers = 4
 local done, concur = T.counter(), T.counter()
+local completed_when_submitted = T.counter()
 local use_group_async
 local min_acceptable_concurrency
 local q
@@ -57,6 +60,7 @@ local function submit_work(mc)
     end
     dispatch.sleep(0.01)
     concur:add(-1)
+    completed_when_submitted:set(done:get())
     if not use_group_async then g:leave() end
 end
 
@@ -78,7 +82,7 @@ local function test_concur_async(n, qw)
     end
     if not global then q:resume() end
     g:wait()
-    local d = done:get()
+    local d = completed_when_submitted:get()
     if qw > 1 then
         local concurrency = math.min(n * workers, qw)
         if d > min_acceptable_concurrency then

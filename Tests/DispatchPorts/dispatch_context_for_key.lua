@@ -11,7 +11,8 @@
 -- the queue's context and finalizer are a value under a key of its own ("app"). The queues are
 -- created inactive and activated once targeted (setting the target of an active queue is a
 -- libdispatch abort that the runtime raises as an error). dispatch_retain/release pairs become
--- Lua references.
+-- Lua references, dropped once the blocks that compare values have run (the C test compares
+-- with static strings, which outlive the values).
 local dispatch = require("dispatch")
 local T = dofile((arg[0]:match("^(.*)/") or ".") .. "/bsdtests.lua")
 
@@ -51,14 +52,18 @@ local function test_context_for_key()
         q:set_specific(keys[1], ctxts[2])
     end)
     local retained = q
+    local checked = dispatch.group() -- (the C test compares with static strings; see below)
+    checked:enter()
     dispatch.global():async(function()
         g:enter()
-        ctxts[3] = ctxt(3)
-        retained:set_specific(keys[2], ctxts[3])
+        local c3 = ctxt(3)
+        ctxts[3] = c3
+        retained:set_specific(keys[2], c3)
         dispatch.global():async(function()
             local v = retained:get_specific(keys[2])
-            T.ptr("get context for key 2", v, ctxts[3])
-            retained = nil
+            T.ptr("get context for key 2", v, c3)
+            retained, v, c3 = nil, nil, nil
+            checked:leave()
         end)
     end)
     q:async(function()
@@ -77,9 +82,10 @@ local function test_context_for_key()
         T.ptr("get context for key 1", q:get_specific(keys[1]), nil)
     end)
     T.ptr("get context for app", q:get_specific(keys.app), ctxts[1])
-    -- Release: the queues, and this function's own references to the values.
-    q:async(function() end)
+    -- Release: the queues, and this function's own references to the values, once the blocks
+    -- that compare values with them have run (they hold the values they compare with).
     q:sync(function() end)
+    checked:wait()
     q, tq, ctxts = nil, nil, nil
 end
 
