@@ -38,7 +38,7 @@ class Waiter: @unchecked Sendable {
     /// What arms hand to Dispatch: the queue to deliver on, and the block that ends the wait
     /// there (on `home`, running as one of its blocks). Lock held.
     func delivery() -> (queue: DispatchQueue, block: @Sendable () -> Void) {
-        guard let home else { return (.global(), { [self] in finish(.done) }) }
+        guard let home else { return (Waiter.wakeups, { [self] in finish(.done) }) }
         if !counted {
             counted = true
             home.queued.wrappingAdd(1, ordering: .relaxed)
@@ -61,10 +61,17 @@ class Waiter: @unchecked Sendable {
     func expire(at timeout: Deadline) {
         switch timeout {
         case .forever: break
-        case .time(let t): DispatchQueue.global().asyncAfter(deadline: t) { [self] in finish(.timedOut) }
-        case .wall(let w): DispatchQueue.global().asyncAfter(wallDeadline: w) { [self] in finish(.timedOut) }
+        case .time(let t): Waiter.wakeups.asyncAfter(deadline: t) { [self] in finish(.timedOut) }
+        case .wall(let w): Waiter.wakeups.asyncAfter(wallDeadline: w) { [self] in finish(.timedOut) }
         }
     }
+
+    /// Where waits without a home end (a parked thread's notify, sleep and timeouts): a serial
+    /// queue, which libdispatch serves from its overcommitting pool. On a global queue they
+    /// waited for a thread of a pool that busy blocks can fill: with 8 CPU-bound blocks on
+    /// `dispatch.global()` a main-thread `g:wait(5)` on an empty group timed out, and a
+    /// `dispatch.sleep(0.001)` never ended. Its blocks only signal.
+    static let wakeups = DispatchQueue(label: "org.luadispatch.wakeups", qos: .userInteractive)
 }
 
 /// A waiter for a thread that blocks outside a task: ending the wait signals the thread.
