@@ -22,6 +22,7 @@ extension Runtime {
             let now = DispatchTime.now()
             guard now.uptimeNanoseconds - lastCheck.uptimeNanoseconds > 50_000_000 else { continue }
             lastCheck = now
+            if exhaustion.atLimit { exhaustion.check(self) }  // work queued while the pool is full
             if let report = stalledWork() {
                 writeStderr("luadispatch: warning: exiting with work that can never run: \(report)\n")
                 return

@@ -23,6 +23,10 @@ extension Runtime {
         }
         visit(mainQueue)
         queues.forEach(visit)
+        if exhaustion.atLimit {
+            parts.append(ThreadExhaustion.describe(exhaustion.blocked.load(ordering: .relaxed))
+                         + ": queued work cannot start; waits inside tasks (dispatch.task) hold no thread")
+        }
         let enters = openGroupEnters.count.load(ordering: .relaxed)
         if enters > 0 { parts.append(plural(enters, "group enter") + " not yet left") }
         let other = outstandingUnits - queued - runningNow

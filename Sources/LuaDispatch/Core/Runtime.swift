@@ -29,6 +29,8 @@ public final class Runtime: @unchecked Sendable {
     /// Blocks running Lua right now (including ones parked in a blocking call). Written under
     /// the lock only (`addUnderLock`), read from anywhere.
     let running = Atomic<Int>(0)
+    /// Blocks blocked in waits, against libdispatch's pool limit (`ThreadExhaustion.swift`).
+    let exhaustion = ThreadExhaustion()
     /// Times a block gave the interpreter up to a waiting one (switching).
     let switches = Atomic<Int>(0)
     /// Errors that reached the default handler.

@@ -145,10 +145,14 @@ extension Runtime {
             outcome = .done
         } else if W.blocksNatively && !(W.canPark && parksMainThreadWaits.load(ordering: .relaxed) && ld_is_main_thread() != 0) {
             started = traceClock()
+            let counted = exhaustion.enter(self)
             outcome = unlocked { w.block(timeout) } ? .done : .timedOut
+            exhaustion.leave(counted)
         } else {
             started = traceClock()
+            let counted = exhaustion.enter(self)
             outcome = park(w, timeout)
+            exhaustion.leave(counted)
         }
         traceWait(a.name, w.kind, started)
         w.end(outcome)
