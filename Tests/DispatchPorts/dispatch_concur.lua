@@ -14,8 +14,10 @@
 --   min_acceptable_concurrency only requires it not to exceed the bound.
 -- Left out: "wide" queues (dispatch_queue_set_width is not public API, nor in Swift's
 -- overlay) and dispatch_apply onto q (dispatch_apply_f with a queue; the overlay's
--- concurrentPerform, dispatch.concurrent_perform, has no queue). The C test's overcommit
--- high-priority global queue is the "user_initiated" one. Adapted: the counters are updated
+-- concurrentPerform, dispatch.concurrent_perform, has no queue). A block on the C test's
+-- overcommitting high-priority global queue is a block on a serial queue of its own at
+-- "user_initiated" (which libdispatch serves from that overcommitting pool: every block gets a
+-- thread at once, where the plain global queue starts them as its pool grows). Adapted: the counters are updated
 -- under a semaphore (__sync_add_and_fetch); queues are targeted while inactive (setting the
 -- target of an active queue aborts in libdispatch; the runtime raises); the global queue is
 -- not suspended (libdispatch ignores it; the runtime raises); the workers completed are counted
@@ -111,7 +113,7 @@ local function test_concur_sync(n, qw)
     for i = 1, n do
         mcs[i] = {max = 0}
         local mc = mcs[i]
-        dispatch.global("user_initiated"):async(function()
+        dispatch.queue{label = "sync " .. i, qos = "user_initiated"}:async(function()
             dispatch.sleep(0.05)
             q:sync(function()
                 local c = concur:add(1)

@@ -2,14 +2,11 @@
 -- checks: 5
 --
 -- A read source and a write source on the same descriptor both fire and cancel: on a regular
--- file (always readable and writable), and on a connected stream, where the read source can
--- only fire once the peer has written 512 bytes, 0.5 s later.
--- Adapted: the C test's stream is a loopback TCP connection, and this API has no sockets yet
--- (dispatch.net, still to come); the stream case runs on a pipe instead, with the read source on
--- its read end and the write source on its write end (a pipe is one-way, so the two sources
--- cannot share one descriptor as they do on a socket): the write source fires at once, the read
--- source only after the write. Windows' duplex named pipe is left out. Scaled down: the write
--- comes after 0.25 s instead of 0.5 s.
+-- file (always readable and writable), and on the server end of a loopback TCP connection,
+-- where the write source fires at once and the read source only once the client has written
+-- 512 bytes, 0.5 s later. Sockets come from dispatch.net (listen, connect, accept).
+-- Left out: Windows' duplex named pipe. Scaled down: the write comes after 0.25 s instead of
+-- 0.5 s.
 local dispatch = require("dispatch")
 local T = dofile((arg[0]:match("^(.*)/") or ".") .. "/bsdtests.lua")
 
@@ -36,15 +33,15 @@ local function test_file_muxed()
     dispatch.fd.close(fd)
 end
 
-local function test_stream_muxed(serverfd_read, serverfd_write, clientfd)
+local function test_stream_muxed(serverfd, clientfd)
     local g = dispatch.group()
     g:enter()
     g:enter()
-    local reader = dispatch.source.read{fd = serverfd_read, queue = dispatch.global()}
+    local reader = dispatch.source.read{fd = serverfd, queue = dispatch.global()}
     T.ptr_notnull("dispatch_source_create", reader)
     reader:set_event_handler(function() reader:cancel() end)
     reader:set_cancel_handler(function() g:leave() end)
-    local writer = dispatch.source.write{fd = serverfd_write, queue = dispatch.global()}
+    local writer = dispatch.source.write{fd = serverfd, queue = dispatch.global()}
     T.ptr_notnull("dispatch_source_create", writer)
     writer:set_event_handler(function() writer:cancel() end)
     writer:set_cancel_handler(function() g:leave() end)
@@ -59,17 +56,31 @@ local function test_stream_muxed(serverfd_read, serverfd_write, clientfd)
     T.group_wait(g)
 end
 
-local function test_pipe_muxed()
-    print("\nPipe Muxed (the C test's Socket Muxed, on a pipe)")
-    local r, w = dispatch.fd.pipe()
-    test_stream_muxed(r, w, w)
-    dispatch.fd.close(r)
-    dispatch.fd.close(w)
+local function test_socket_muxed()
+    print("\nSocket Muxed")
+    local net = dispatch.net
+    local listenfd, port = assert(net.listen{host = "127.0.0.1", port = 0, backlog = 3})
+    local connected = dispatch.semaphore(0)
+    local clientfd
+    net.connect({host = "127.0.0.1", port = port}, dispatch.global(), function(fd, err)
+        clientfd = assert(fd, err)
+        connected:signal()
+    end)
+    connected:wait()
+    local serverfd
+    repeat
+        serverfd = net.accept(listenfd)
+        if not serverfd then dispatch.sleep(0.001) end
+    until serverfd
+    test_stream_muxed(serverfd, clientfd)
+    dispatch.fd.close(clientfd)
+    dispatch.fd.close(serverfd)
+    dispatch.fd.close(listenfd)
 end
 
 T.start("Dispatch IO Muxed")
 dispatch.main:async(function()
     test_file_muxed()
-    test_pipe_muxed()
+    test_socket_muxed()
     T.stop()
 end)

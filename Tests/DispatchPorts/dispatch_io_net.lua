@@ -2,24 +2,31 @@
 -- checks: 6
 --
 -- A server reads a 2 MiB file with dispatch_read (one delivery, the whole file), writes it to
--- its connection with dispatch_write (no error, nothing left) and closes the connection; a
--- client started as a second process by the server reads the same file with dispatch_read and
--- the connection with chained dispatch_read calls until one brings nothing, and checks that
--- both reads succeed with the file's size and equal bytes.
--- Adapted: the connection is a named pipe (mkfifo) instead of a TCP socket on localhost, as this
--- API has no sockets yet; the client is this script run again by the same luadispatch binary
--- with the arguments "client FIFO FILE" (the C test runs its own executable with the port and
--- the path). The client's checks are its own (5); the server waits for the client's exit with a
--- process source and checks that it exited with status 0 after a summary with no failure, then
--- relays the client's output. The file is removed by the server at the end (the C client
--- unlinks it).
+-- the connection it accepted with dispatch_write (no error, nothing left) and closes the
+-- connection; a client started as a second process by the server, with the port and the
+-- file's path as arguments, connects to localhost, reads the same file with dispatch_read and
+-- the connection with chained dispatch_read calls until one brings nothing, and checks that both
+-- reads succeed with the file's size and equal bytes.
+-- Adapted: sockets come from dispatch.net (listen on 127.0.0.1, connect, accept); the client is
+-- this script run again by the same luadispatch binary with the arguments "client PORT FILE"
+-- (the C test runs its own executable). The client's checks are its own (5); the server waits
+-- for the client's exit with a process source and checks that it exited with status 0 after a
+-- summary with no failure, then relays the client's output. The file is removed by the server
+-- at the end (the C client unlinks it).
 local dispatch = require("dispatch")
 local T = dofile((arg[0]:match("^(.*)/") or ".") .. "/bsdtests.lua")
 
 if arg[1] == "client" then
     T.start("Dispatch IO Network test, client")
-    local fifo, path = arg[2], arg[3]
-    local sockfd = assert(dispatch.fd.open(fifo, "r"))
+    local port, path = tonumber(arg[2]), arg[3]
+    local connected = dispatch.semaphore(0)
+    local sockfd, cerr
+    dispatch.net.connect({host = "localhost", port = port}, dispatch.global(), function(fd, err)
+        sockfd, cerr = fd, err
+        connected:signal()
+    end)
+    connected:wait()
+    assert(sockfd, cerr)
     local fd = assert(dispatch.fd.open(path, "r"))
     local size = 2 * 1024 * 1024
     local g_d1, g_d2, g_error = dispatch.data(), dispatch.data(), 0
@@ -60,17 +67,18 @@ local function self_exe()
 end
 
 T.start("Dispatch IO Network test")
+local sockfd, port = assert(dispatch.net.listen{host = "127.0.0.1", port = 0, backlog = 3})
+io.stderr:write(string.format("Server started and listening on port %d\n", port))
 local dir = os.tmpname()
 os.remove(dir)
-assert(os.execute("mkdir " .. dir .. " && mkfifo " .. dir .. "/fifo"))
-local fifo = dir .. "/fifo"
+assert(os.execute("mkdir " .. dir))
 local path = T.large_file()
 local log = dir .. "/client.log"
 local read_fd = assert(dispatch.fd.open(path, "r"))
 
 -- Start the client (its pid comes back from the shell that starts it in the background).
-local cmd = string.format("('%s' '%s' client '%s' '%s' >'%s' 2>&1; echo \"exit=$?\" >>'%s') & echo $!",
-                          self_exe(), arg[0], fifo, path, log, log)
+local cmd = string.format("('%s' '%s' client %d '%s' >'%s' 2>&1; echo \"exit=$?\" >>'%s') & echo $!",
+                          self_exe(), arg[0], port, path, log, log)
 local p = assert(io.popen(cmd))
 local clientid = tonumber(p:read("l"))
 p:close()
@@ -81,8 +89,16 @@ proc:set_event_handler(function() proc:cancel() end)
 proc:set_cancel_handler(function() exited:leave() end)
 proc:resume()
 
--- accept(): opening the FIFO for writing waits for the client to open it for reading.
-local clientfd = assert(dispatch.fd.open(fifo, "w"))
+-- accept(), which waits for the client in C: a read source on the listening socket.
+local accepted = dispatch.semaphore(0)
+local clientfd
+local listener = dispatch.source.read{fd = sockfd, queue = dispatch.global()}
+listener:set_event_handler(function()
+    clientfd = dispatch.net.accept(sockfd)
+    if clientfd then listener:cancel(); accepted:signal() end
+end)
+listener:resume()
+accepted:wait()
 io.stderr:write("Server accepted connection. Server now writing\n")
 local size = 2 * 1024 * 1024
 local g = dispatch.group()
@@ -103,6 +119,7 @@ dispatch.io.read(read_fd, size, dispatch.global(), function(d, r_err)
 end)
 T.group_wait(g)
 io.stderr:write("Shutting down server\n")
+dispatch.fd.close(sockfd)
 T.group_wait(exited)
 local f = assert(io.open(log, "r"))
 local out = f:read("a")
