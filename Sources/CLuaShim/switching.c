@@ -154,6 +154,12 @@ lua_Hook ld_script_hook(lua_State *L) {
     return e != NULL && e->hooked ? e->saved : NULL;
 }
 
+int ld_script_hookmask(lua_State *L) {
+    if (lua_gethook(L) != switch_hook) return lua_gethookmask(L);
+    running *e = entry_of(L);
+    return e != NULL && e->hooked ? e->mask : 0;
+}
+
 void ld_clear_script_hook(lua_State *L) {
     enter_busy();
     running *e = entry_of(L);

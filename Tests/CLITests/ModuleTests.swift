@@ -78,6 +78,34 @@ final class ModuleTests: XCTestCase {
         XCTAssertEqual(r.status, 0)
     }
 
+    /// `dispatch.run` returns only once no work is left, although the main thread takes the
+    /// interpreter while it serves with the main Lua thread innermost (here: the check for
+    /// stalled work, made long by many queues) and a block computing meanwhile asks for a switch,
+    /// which hooks that thread. The hook is no Ctrl-C: returning then let the chunk end and
+    /// `lua_close` finalize `dispatch.main` under the block ("dispatch.queue expected").
+    func testSwitchHookDoesNotEndRun() throws {
+        let r = try StockLua.script("""
+            local dispatch = require("dispatch")
+            dispatch.switch_interval(0.00002)
+            local keep = {}
+            for i = 1, 20000 do keep[i] = dispatch.queue("q" .. i) end
+            local early = 0
+            for round = 1, 10 do
+              local done = false
+              dispatch.global():async(function()
+                local deadline = dispatch.now() + 0.06
+                while dispatch.now() < deadline do end
+                dispatch.main:async(function() done = true end)
+              end)
+              dispatch.run()
+              if not done then early = early + 1 end
+            end
+            print("runs that returned with work left", early)
+            """)
+        XCTAssertEqual(r.stdout, "runs that returned with work left\t0\n", r.stderr)
+        XCTAssertEqual(r.status, 0)
+    }
+
     /// A coroutine made before `require` has no runtime in its extra space of its own.
     func testCoroutineMadeBeforeRequire() throws {
         let r = try StockLua.script("""

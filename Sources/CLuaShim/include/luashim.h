@@ -297,6 +297,8 @@ void ld_lock_yield(ld_lock *lock);
 lua_State *ld_running_innermost(void);
 /// The hook the script (or Ctrl-C) has on `L`, looking through a switch hook standing in for it.
 lua_Hook ld_script_hook(lua_State *L);
+/// The mask of that hook. (Both from the thread `L` runs on: a switch hook is that thread's.)
+int ld_script_hookmask(lua_State *L);
 /// Removes the script's hook from `L` (a pending switch stays asked for).
 void ld_clear_script_hook(lua_State *L);
 /// Replaces coroutine.resume, wrap and close (lcorolib's, keeping the stack of running states)

@@ -80,7 +80,10 @@ enum RunBinding {
 /// Notices Ctrl-C (lua.c's handler, or the runtime's copy of it): the handler sets a hook on the
 /// main Lua thread, which fires at the next Lua instruction; while `dispatch.run` services the
 /// main queue no Lua runs there, so the run ends as soon as a hook appears, and the hook raises
-/// "interrupted!" on the way back.
+/// "interrupted!" on the way back. The switch hook is not such a change: the main thread takes
+/// the interpreter while it serves (a main-queue block starting, the check for stalled work)
+/// with the main Lua thread innermost, so a switch asked for then hooks that thread; it watches
+/// the script's hook, through the switch hook.
 private struct HookWatch {
     let L: OpaquePointer
     let hook: lua_Hook?
@@ -88,14 +91,14 @@ private struct HookWatch {
 
     init(_ L: OpaquePointer) {
         self.L = L
-        hook = lua_gethook(L)
-        mask = lua_gethookmask(L)
+        hook = ld_script_hook(L)
+        mask = ld_script_hookmask(L)
     }
 
     func changed() -> Bool {
-        let now = lua_gethook(L)
+        let now = ld_script_hook(L)
         let same = (now == nil && hook == nil)
             || (now != nil && hook != nil && unsafeBitCast(now, to: UnsafeRawPointer.self) == unsafeBitCast(hook, to: UnsafeRawPointer.self))
-        return !same || lua_gethookmask(L) != mask
+        return !same || ld_script_hookmask(L) != mask
     }
 }
