@@ -118,8 +118,11 @@ final class InterpreterLockTests: XCTestCase {
     }
 
     /// The lock is unfair within a bound: a holder may take it back before a waiter looks, but
-    /// not once the waiter has waited long enough to be owed it (tens of microseconds). Then a
-    /// free lock is the waiter's: even a try from the thread that just released it fails.
+    /// not once the waiter has waited long enough to be owed it (tens of microseconds of its own
+    /// looking). Then a free lock is the waiter's: even a try from the thread that just released
+    /// it fails. The holder lets go once the waiter is owed the lock, however long a loaded
+    /// machine takes to start it and let it look: a fixed sleep before the release let a waiter
+    /// not yet owed it lose the lock, as the lock allows.
     func testAWaiterOwedTheLockGetsItBeforeTheHolderTakesItBack() {
         let s = Shared()
         ld_lock_acquire(s.lock)
@@ -130,7 +133,9 @@ final class InterpreterLockTests: XCTestCase {
             ld_lock_release(s.lock)
             got.signal()
         }
-        Thread.sleep(forTimeInterval: 0.02)
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while ld_lock_owed(s.lock) == 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.001) }
+        XCTAssertEqual(ld_lock_owed(s.lock), 1, "the waiter is owed the lock after 30 s of waiting")
         ld_lock_release(s.lock)
         let retaken = ld_lock_try(s.lock)
         if retaken != 0 { ld_lock_release(s.lock) }

@@ -272,6 +272,9 @@ void ld_lock_release(ld_lock *lock);
 int ld_lock_try(ld_lock *lock);
 /// Takes the lock unless `ms` milliseconds pass first; 1 when taken.
 int ld_lock_try_acquire(ld_lock *lock, int ms);
+/// How many waiters are owed the lock now (lock.c): none other takes it while one is. Always 0
+/// for the pthread lock of ThreadSanitizer builds, which owes nobody.
+unsigned ld_lock_owed(ld_lock *lock);
 /// The trace flow of the work item this thread is about to run (0: none), for the trace.
 void ld_set_pending_flow(unsigned long long flow);
 unsigned long long ld_take_pending_flow(void);
