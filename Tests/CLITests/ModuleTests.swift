@@ -51,9 +51,10 @@ final class ModuleTests: XCTestCase {
     func testSwitchingUnderStockLua() throws {
         let r = try StockLua.script("""
             local dispatch = require("dispatch")
-            local function spin(seconds)
-              local deadline, x = dispatch.now() + seconds, 0
-              while dispatch.now() < deadline do x = x + 1 end
+            -- Computes until `done()` (10 s at most: only code keeping the interpreter waits that long).
+            local function spin(done)
+              local deadline, x = dispatch.now() + 10, 0
+              while dispatch.now() < deadline and not done() do x = x + 1 end
             end
             local ticks = 0
             local timer = dispatch.source.timer{interval = 0.01, queue = dispatch.queue("ticker"),
@@ -61,7 +62,7 @@ final class ModuleTests: XCTestCase {
             timer:resume()
             dispatch.sleep(0.05)
             local before = ticks
-            spin(0.5)                                 -- the main chunk computes
+            spin(function() return ticks - before >= 15 end)   -- the main chunk computes
             print("main chunk let the timer tick", ticks - before >= 15)
             timer:cancel()
             local main = 0
@@ -69,7 +70,7 @@ final class ModuleTests: XCTestCase {
                                                handler = function() main = main + 1 end}
             tick:resume()
             dispatch.global():async(function()
-              spin(0.5)                               -- a block computes
+              spin(function() return main >= 15 end)           -- a block computes
               dispatch.main:async(function() print("block let the main queue tick", main >= 15); tick:cancel() end)
             end)
             dispatch.run()

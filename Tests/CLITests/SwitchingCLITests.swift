@@ -11,8 +11,11 @@ final class SwitchingCLITests: XCTestCase {
                                             handler = function() ticks = ticks + 1 end}
         timer:resume()
         dispatch.sleep(0.05)
-        local before, deadline, x = ticks, dispatch.now() + 0.5, 0
-        while dispatch.now() < deadline do x = x + 1 end
+        -- Switching on, until 15 ticks have run (10 s: only a chunk keeping the interpreter
+        -- waits that long); off, for 0.5 s.
+        local before, x = ticks, 0
+        local deadline = dispatch.now() + (dispatch.switch_interval() > 0 and 10 or 0.5)
+        while dispatch.now() < deadline and ticks - before < 15 do x = x + 1 end
         print(dispatch.switch_interval(), ticks - before >= 15, ticks - before <= 2)
         timer:cancel()
         """

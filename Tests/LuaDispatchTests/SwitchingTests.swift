@@ -4,12 +4,15 @@ import XCTest
 /// Switching between blocks (API.md, "Switching between blocks"): Lua code that computes gives
 /// the interpreter up to a waiting block wherever it runs, and keeps it when the interval is 0.
 ///
-/// Each case computes for 0.5 s in one place while a 10 ms timer ticks on a serial queue of its
-/// own, and counts the ticks that ran meanwhile: about 50 when switching works, at most one or
-/// two when the computation keeps the interpreter (the interval-0 runs show the check bites).
+/// Each case computes in one place while a 10 ms timer ticks on a serial queue of its own, and
+/// counts the ticks that ran meanwhile. Switching on, it computes until 15 ticks have run (about
+/// 0.15 s; a loaded machine that gives the process little time may take longer, hence the 10 s
+/// deadline, which only a computation that keeps the interpreter reaches); interval 0, it
+/// computes for 0.5 s and at most one or two ticks run (the check bites).
 final class SwitchingTests: XCTestCase {
-    /// The script prelude: `compute()` spins for 0.5 s of pure Lua and returns the ticks that ran
-    /// meanwhile; `report(n)` emits them once.
+    /// The script prelude (after `want` and `seconds`): `compute()` spins in pure Lua until
+    /// `want` ticks have run or `seconds` have passed and returns the ticks that ran meanwhile;
+    /// `report(n)` emits them once.
     private static let prelude = """
         local ticks = 0
         local timer = dispatch.source.timer{interval = 0.01, queue = dispatch.queue("ticker"),
@@ -17,27 +20,30 @@ final class SwitchingTests: XCTestCase {
         timer:resume()
         dispatch.sleep(0.05)                     -- the timer has started
         local function compute()
-          local before, deadline, x = ticks, dispatch.now() + 0.5, 0
-          while dispatch.now() < deadline do for i = 1, 1000 do x = x + i % 7 end end
+          local before, deadline, x = ticks, dispatch.now() + seconds, 0
+          while dispatch.now() < deadline and ticks - before < want do
+            for i = 1, 1000 do x = x + i % 7 end
+          end
           return ticks - before
         end
         local function report(n) timer:cancel(); t.emit(n) end
 
         """
 
-    private func ticks(_ body: String, interval: Double, file: StaticString = #filePath, line: UInt = #line) -> Int {
+    private func ticks(_ body: String, interval: Double, want: String, seconds: Double,
+                       file: StaticString = #filePath, line: UInt = #line) -> Int {
         let h = IOHarness()
         h.runtime.switchInterval = interval
-        let out = h.run(Self.prelude + body, file: file, line: line)
+        let out = h.run("local want, seconds = \(want), \(seconds)\n" + Self.prelude + body, file: file, line: line)
         XCTAssertEqual(out.count, 1, "one report", file: file, line: line)
         return Int(out.first ?? "") ?? -1
     }
 
     /// Each place Lua runs, switched (default interval) and not (interval 0).
     private func assertSwitches(_ body: String, file: StaticString = #filePath, line: UInt = #line) {
-        let switched = ticks(body, interval: 0.005, file: file, line: line)
+        let switched = ticks(body, interval: 0.005, want: "15", seconds: 10, file: file, line: line)
         XCTAssertGreaterThanOrEqual(switched, 15, "ticks while computing, switching on", file: file, line: line)
-        let kept = ticks(body, interval: 0, file: file, line: line)
+        let kept = ticks(body, interval: 0, want: "math.huge", seconds: 0.5, file: file, line: line)
         XCTAssertLessThanOrEqual(kept, 2, "ticks while computing, interval 0", file: file, line: line)
     }
 
