@@ -119,12 +119,18 @@ final class SwitchingTests: XCTestCase {
             while dispatch.now() < deadline do x = x + 1 end
             """)
         XCTAssertEqual(rt.switches.load(ordering: .relaxed) - before, 0)
+        // Two blocks of a global queue may run one after the other (Dispatch may start the second
+        // one's thread late on a loaded machine): each computes until both have started (10 s at
+        // most), then for 0.2 s, so that they compute at once.
         try rt.run(string: """
             local dispatch = require('dispatch')
-            local g = dispatch.group()
-            for _ = 1, 2 do
+            local g, started = dispatch.group(), {}
+            for k = 1, 2 do
               dispatch.global():async(function()
-                local deadline, x = dispatch.now() + 0.2, 0
+                started[k] = true
+                local deadline, x = dispatch.now() + 10, 0
+                while not (started[1] and started[2]) and dispatch.now() < deadline do x = x + 1 end
+                deadline = dispatch.now() + 0.2
                 while dispatch.now() < deadline do x = x + 1 end
               end, {group = g})
             end
