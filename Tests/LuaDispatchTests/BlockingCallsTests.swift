@@ -8,21 +8,32 @@ import XCTest
 /// between the pair of include/luadispatch.h (Tests/lua/blocker.c, compiled here and loaded by
 /// this Swift host).
 ///
-/// Each case runs one call in a background block that waits about 0.6 s in it, while a 20 ms
-/// timer ticks on a serial queue of its own, and counts the ticks meanwhile: about 30 when the
-/// call releases the interpreter, a few when it holds it. Each is run again with
-/// the release removed (the runtime's release function replaced by one that releases nothing),
-/// which must hold the ticks back (at most a few): the check bites.
+/// Each case runs one call in a background block that waits in it, while a 20 ms timer ticks on
+/// a serial queue of its own, and counts the ticks meanwhile. The wait ends once the ticker has
+/// ticked 15 times during the call (it makes a gate file, which the call's shell command or the
+/// C module waits for), 10 s at most: a call that releases the interpreter sees 15 ticks however
+/// little time a loaded machine gives the ticker. Each is run again with the release removed
+/// (the runtime's release function replaced by one that releases nothing), waiting 0.6 s at
+/// most, which must hold the ticks back (at most a few): the check bites.
 final class BlockingCallsTests: XCTestCase {
+    /// After `releasing` and `gate`: `CAP(s)` is how long a wait of `s` seconds may last (10 s
+    /// when the release is in place), `WAIT(s)` a shell command that waits for the gate that long.
     private static let prelude = """
-        local ticks = 0
-        local timer = dispatch.source.timer{interval = 0.02, queue = dispatch.queue("ticker"),
-                                            handler = function() ticks = ticks + 1 end}
+        local ticks, before, opened = 0, nil, false
+        local timer = dispatch.source.timer{interval = 0.02, queue = dispatch.queue("ticker"), handler = function()
+          ticks = ticks + 1
+          if before and ticks - before >= 15 and not opened then opened = true; assert(io.open(gate, 'w')):close() end
+        end}
         timer:resume()
         dispatch.sleep(0.05)                     -- the timer has started
+        local function CAP(s) return releasing and 10 or s end
+        local function WAIT(s)
+          return string.format('i=0; while [ ! -e %s ] && [ $i -lt %d ]; do sleep 0.02; i=$((i+1)); done',
+                               gate, math.ceil(CAP(s) / 0.02))
+        end
         local function waited(call)
           dispatch.global():async(function()
-            local before = ticks
+            before = ticks
             local results = table.pack(call())
             local n = ticks - before
             timer:cancel()
@@ -38,7 +49,10 @@ final class BlockingCallsTests: XCTestCase {
         let h = IOHarness()  // sets the runtime's release up (again)
         if !releasing { ld_blocking_init({ _ in nil }, Runtime.retakeAfterBlockingCall) }
         defer { Runtime.setUpBlockingCalls() }
-        let out = h.run(Self.prelude + "waited(function() \(call) end)", file: file, line: line)
+        let dir = IOHarness.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let setup = "local releasing, gate = \(releasing), \(IOHarness.lua(dir + "/gate"))\n"
+        let out = h.run(setup + Self.prelude + "waited(function() \(call) end)", file: file, line: line)
         XCTAssertEqual(out.count, 1, "one report", file: file, line: line)
         let parts = (out.first ?? "").split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
         return (Int(parts.first ?? "") ?? -1, parts.count > 1 ? String(parts[1]) : "")
@@ -57,20 +71,20 @@ final class BlockingCallsTests: XCTestCase {
     }
 
     func testOsExecute() {
-        assertReleases("return os.execute('sleep 0.6')", results: "true exit 0")
+        assertReleases("return os.execute(WAIT(0.6))", results: "true exit 0")
     }
 
     func testPopenRead() {
-        assertReleases("return io.popen('sleep 0.6; echo hi'):read('l')", results: "hi")
+        assertReleases("return io.popen(WAIT(0.6) .. '; echo hi'):read('l')", results: "hi")
     }
 
     func testPcloseWaitsForTheCommand() {
-        assertReleases("local f = io.popen('sleep 0.6'); return f:close()", results: "true exit 0")
-        assertReleases("local f = io.popen('sleep 0.6; exit 3'); return f:close()", results: "nil exit 3")
+        assertReleases("local f = io.popen(WAIT(0.6)); return f:close()", results: "true exit 0")
+        assertReleases("local f = io.popen(WAIT(0.6) .. '; exit 3'); return f:close()", results: "nil exit 3")
     }
 
     func testReadingAPipeEveryWay() {
-        let pipe = "io.popen('sleep 0.3; printf \"12 ab\\\\ncd\"; sleep 0.3; printf \"ef\\\\n34\\\\n\"')"
+        let pipe = "io.popen(WAIT(0.3) .. '; printf \"12 ab\\\\ncd\"; ' .. WAIT(0.3) .. '; printf \"ef\\\\n34\\\\n\"')"
         assertReleases("local f = \(pipe); return f:read('a')", results: "12 ab\ncdef\n34\n")
         assertReleases("local f = \(pipe); return f:read('n', 'l', 'L', 'n', 'l', 'l')", results: "12  ab cdef\n 34  nil")
         assertReleases("local f = \(pipe); return f:read(4, 5, 0, 100, 0)", results: "12 a b\ncde  f\n34\n nil")
@@ -81,20 +95,20 @@ final class BlockingCallsTests: XCTestCase {
                        results: "12 |ab,cde|f,34\n|nil")
     }
 
-    /// A megabyte into a pipe whose reader starts after 0.6 s: the writer waits on a full pipe.
+    /// A megabyte into a pipe whose reader starts after a wait: the writer waits on a full pipe.
     /// Every byte arrives (wc counts them into a file).
     func testWritingAFullPipe() throws {
         let dir = IOHarness.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let count = "\(dir)/count"
         assertReleases("""
-            local f = io.popen('sleep 0.6; wc -c > \(count)', 'w')
+            local f = io.popen(WAIT(0.6) .. '; wc -c > \(count)', 'w')
             local same = f:write(string.rep('x', 1 << 19), 12345, ' ', 0.5, string.rep('y', 1 << 19)) == f
             return same, f:close()
             """, results: "true true exit 0")
         XCTAssertEqual(try String(contentsOfFile: count, encoding: .utf8).trimmingCharacters(in: .whitespaces), "\(1 << 20 + 9)\n")
         assertReleases("""
-            io.output(io.popen('sleep 0.6; cat > /dev/null', 'w'))
+            io.output(io.popen(WAIT(0.6) .. '; cat > /dev/null', 'w'))
             return io.write(string.rep('z', 1 << 20)) == io.output(), io.close()
             """, results: "true true exit 0")
     }
@@ -137,8 +151,8 @@ final class BlockingCallsTests: XCTestCase {
     func testCModuleReleasesBetweenThePair() throws {
         let cpath = "package.cpath = \(IOHarness.lua(try BlockerModule.directory() + "/?.so;")) .. package.cpath; local blocker = require 'blocker'; "
         // (The module says whether the pair released the interpreter.)
-        assertReleases(cpath + "return blocker.sleep(0.6)", results: "true", heldResults: "false")
-        assertReleases(cpath + "return blocker.sleep_macro(0.6)", results: "true", heldResults: "false")
+        assertReleases(cpath + "return blocker.sleep(CAP(0.6), gate)", results: "true", heldResults: "false")
+        assertReleases(cpath + "return blocker.sleep_macro(CAP(0.6), gate)", results: "true", heldResults: "false")
         // The module that blocks without the pair holds the interpreter: ticks stop.
         let held = run(cpath + "return blocker.sleep_held(0.6)")
         XCTAssertEqual(held.results, "false")

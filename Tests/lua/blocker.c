@@ -3,8 +3,9 @@
 ** (the tests compile it: clang -shared -fPIC -I/usr/include/lua5.4 -Iinclude). Each function
 ** reports whether the interpreter was released while it blocked.
 **
-**   blocker.sleep(seconds)          sleeps between luadispatch_release and luadispatch_retake
-**   blocker.sleep_macro(seconds)    the same between LUADISPATCH_BEGIN/END_BLOCKING
+**   blocker.sleep(seconds [, gate]) sleeps between luadispatch_release and luadispatch_retake,
+**                                   until the file `gate` exists if given (`seconds` at most)
+**   blocker.sleep_macro(seconds [, gate])  the same between LUADISPATCH_BEGIN/END_BLOCKING
 **   blocker.sleep_held(seconds)     sleeps holding the interpreter (what a module without the pair does)
 **   blocker.read(fd, max)           read(2) on a blocking descriptor, released: the bytes read
 */
@@ -19,19 +20,37 @@
 /* Sleeps until a deadline: a signal (the runtime's switch signal, when the interpreter is held)
 ** ends clock_nanosleep early, and sleeping again for what nanosleep reports left would make no
 ** progress if signals came faster than the call could arm its timer. */
-static void sleep_for(double seconds) {
-  struct timespec until;
-  clock_gettime(CLOCK_MONOTONIC, &until);
-  long long ns = until.tv_nsec + (long long)(seconds * 1e9);
-  until.tv_sec += (time_t)(ns / 1000000000);
-  until.tv_nsec = (long)(ns % 1000000000);
+static struct timespec after(struct timespec t, double seconds) {
+  long long ns = t.tv_nsec + (long long)(seconds * 1e9);
+  t.tv_sec += (time_t)(ns / 1000000000);
+  t.tv_nsec = (long)(ns % 1000000000);
+  return t;
+}
+
+static int before(struct timespec a, struct timespec b) {
+  return a.tv_sec < b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec < b.tv_nsec);
+}
+
+/* With a gate: until the file exists, looking every 10 ms. */
+static void sleep_for(double seconds, const char *gate) {
+  struct timespec now, until;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  until = after(now, seconds);
+  while (gate != NULL && access(gate, F_OK) != 0) {
+    struct timespec step = after(now, 0.01);
+    if (!before(step, until)) break;
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &step, NULL) == EINTR) {}
+    clock_gettime(CLOCK_MONOTONIC, &now);
+  }
+  if (gate != NULL && access(gate, F_OK) == 0) return;
   while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR) {}
 }
 
 static int b_sleep(lua_State *L) {
   double seconds = luaL_checknumber(L, 1);
+  const char *gate = luaL_optstring(L, 2, NULL);
   luadispatch_released r = luadispatch_release(L);
-  sleep_for(seconds);
+  sleep_for(seconds, gate);
   luadispatch_retake(r);
   lua_pushboolean(L, r.released != NULL);
   return 1;
@@ -39,17 +58,18 @@ static int b_sleep(lua_State *L) {
 
 static int b_sleep_macro(lua_State *L) {
   double seconds = luaL_checknumber(L, 1);
+  const char *gate = luaL_optstring(L, 2, NULL);
   int released;
   LUADISPATCH_BEGIN_BLOCKING(L)
   released = luadispatch_released_.released != NULL;
-  sleep_for(seconds);
+  sleep_for(seconds, gate);
   LUADISPATCH_END_BLOCKING
   lua_pushboolean(L, released);
   return 1;
 }
 
 static int b_sleep_held(lua_State *L) {
-  sleep_for(luaL_checknumber(L, 1));
+  sleep_for(luaL_checknumber(L, 1), NULL);
   lua_pushboolean(L, 0);
   return 1;
 }
