@@ -64,7 +64,7 @@ enum SourceBinding {
         case .file:
             let path = spec.path!
             switch FileWatcher.make(path: path, events: Set(spec.events ?? FileWatcher.names)) {
-            case .failure(let e): return Errno.pushFailure(a.L, e.code, context: path)
+            case .failure(let e): return Errno.pushFailure(a.L, e.code, context: path, message: e.message)
             case .success(let w): watcher = w
             }
             source = DispatchSource.makeUserDataReplaceSource(queue: q.queue)

@@ -68,36 +68,78 @@ class WatchedDescriptor: @unchecked Sendable {
     }
 }
 
-/// `makeFileSystemObjectSource` does not exist on Linux: an inotify instance watching one path,
-/// read by a read source, translated into Dispatch's event names.
+/// `makeFileSystemObjectSource` does not exist on Linux: a watch on the runtime's shared inotify
+/// instance (`InotifyHub`), whose events the hub posts here; translated into Dispatch's event
+/// names when the source's handler runs. It has no descriptor of its own (`fd` is -1).
 final class FileWatcher: WatchedDescriptor, @unchecked Sendable {
     static let names = ["write", "delete", "rename", "attrib", "extend", "link"]
 
     let path: String
     let wanted: Set<String>
+    private let hub: InotifyHub
+    private var wd: Int32 = -1
+    private struct Pending {
+        var open = true
+        var mask: UInt32 = 0
+        var ready: (@Sendable () -> Void)?
+    }
+    private let pending = Mutex(Pending())
     // Touched only by the source's event handler, which Dispatch never runs concurrently.
     private var size: Int64 = 0
     private var links: UInt = 0
 
-    /// Fails with an errno (ENOENT, EACCES, ...) when the path cannot be watched.
+    /// Fails with an errno (ENOENT, EACCES, ...; ENOSPC naming the kernel's watch limit) when the
+    /// path cannot be watched.
     static func make(path: String, events: Set<String>) -> Result<FileWatcher, Errno.Failure> {
-        let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        guard fd >= 0 else { return .failure(Errno.Failure(errno)) }
-        let mask = UInt32(IN_MODIFY | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_CREATE | IN_DELETE
-            | IN_MOVED_FROM | IN_MOVED_TO)
-        guard inotify_add_watch(fd, path, mask) >= 0 else {
-            let e = errno
-            Glibc.close(fd)
-            return .failure(Errno.Failure(e))
+        let hub: InotifyHub
+        switch InotifyHub.shared() {
+        case .failure(let e): return .failure(e)
+        case .success(let h): hub = h
         }
-        return .success(FileWatcher(fd: fd, path: path, wanted: events))
+        let watcher = FileWatcher(path: path, wanted: events, hub: hub)
+        switch hub.add(path, watcher) {
+        case .failure(let e): return .failure(e)
+        case .success(let wd): watcher.wd = wd
+        }
+        return .success(watcher)
     }
 
-    private init(fd: Int32, path: String, wanted: Set<String>) {
+    private init(path: String, wanted: Set<String>, hub: InotifyHub) {
         self.path = path
         self.wanted = wanted
-        super.init(fd: fd)
+        self.hub = hub
+        super.init(fd: -1)
         (size, links) = measure()
+    }
+
+    override func attach(write: Bool, _ ready: @escaping @Sendable () -> Void) {
+        let early = pending.withLock { p -> Bool in
+            guard p.open else { return false }
+            p.ready = ready
+            return p.mask != 0
+        }
+        if early { ready() }
+    }
+
+    /// The hub posts every event itself: nothing to re-arm.
+    override func rearm() {}
+
+    override func close() {
+        let wasOpen = pending.withLock { p -> Bool in
+            defer { p.open = false; p.ready = nil }
+            return p.open
+        }
+        if wasOpen { hub.remove(wd, self) }
+    }
+
+    /// An event's mask, from the hub: kept until the handler takes it, and the source told.
+    func post(_ mask: UInt32) {
+        let ready = pending.withLock { p -> (@Sendable () -> Void)? in
+            guard p.open else { return nil }
+            p.mask |= mask
+            return p.ready
+        }
+        ready?()
     }
 
     private func measure() -> (Int64, UInt) {
@@ -106,31 +148,23 @@ final class FileWatcher: WatchedDescriptor, @unchecked Sendable {
         return (Int64(st.st_size), UInt(st.st_nlink))
     }
 
-    /// Reads every pending inotify event; returns the wanted names that fired, in a fixed order.
-    /// "extend" and "link" come from comparing size and link count with the previous event.
+    /// Takes the events posted since the last call; returns the wanted names that fired, in a
+    /// fixed order. "extend" and "link" come from comparing size and link count with the
+    /// previous event.
     func drain() -> [String] {
-        var fired = Set<String>()
-        let capacity = 4096
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
-        defer { buffer.deallocate() }
-        while true {
-            let n = read(fd, buffer, capacity)
-            if n <= 0 { break }
-            var offset = 0
-            while offset + MemoryLayout<inotify_event>.size <= n {
-                let event = buffer.load(fromByteOffset: offset, as: inotify_event.self)
-                let mask = Int32(bitPattern: event.mask)
-                if mask & Int32(IN_MODIFY) != 0 { fired.insert("write") }
-                if mask & Int32(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO) != 0 {
-                    fired.insert("write")  // a directory's entries changed, as NOTE_WRITE reports
-                    if mask & Int32(bitPattern: UInt32(IN_ISDIR)) != 0 { fired.insert("link") }
-                }
-                if mask & Int32(IN_ATTRIB) != 0 { fired.insert("attrib") }
-                if mask & Int32(IN_DELETE_SELF) != 0 { fired.insert("delete") }
-                if mask & Int32(IN_MOVE_SELF) != 0 { fired.insert("rename") }
-                offset += MemoryLayout<inotify_event>.size + Int(event.len)
-            }
+        let mask = pending.withLock { p -> UInt32 in
+            defer { p.mask = 0 }
+            return p.mask
         }
+        var fired = Set<String>()
+        if mask & UInt32(IN_MODIFY) != 0 { fired.insert("write") }
+        if mask & UInt32(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO) != 0 {
+            fired.insert("write")  // a directory's entries changed, as NOTE_WRITE reports
+            if mask & UInt32(IN_ISDIR) != 0 { fired.insert("link") }
+        }
+        if mask & UInt32(IN_ATTRIB) != 0 { fired.insert("attrib") }
+        if mask & UInt32(IN_DELETE_SELF) != 0 { fired.insert("delete") }
+        if mask & UInt32(IN_MOVE_SELF) != 0 { fired.insert("rename") }
         if !fired.isEmpty && !fired.contains("delete") {
             let (newSize, newLinks) = measure()
             if newSize > size { fired.insert("extend") }
@@ -161,6 +195,11 @@ extension Errno {
     /// An errno as a Swift error, for creation paths that report `nil, message, "ENAME"`.
     struct Failure: Error {
         let code: Int32
-        init(_ code: Int32) { self.code = code }
+        /// What to say instead of strerror's text (a kernel limit, named).
+        var message: String?
+        init(_ code: Int32, message: String? = nil) {
+            self.code = code
+            self.message = message
+        }
     }
 }

@@ -168,10 +168,11 @@ enum Errno {
 
     static func message(_ n: Int32) -> String { String(cString: strerror(n)) }
 
-    /// Pushes `nil, message, "ENAME"`.
-    static func pushFailure(_ L: OpaquePointer, _ n: Int32, context: String? = nil) -> Int32 {
+    /// Pushes `nil, message, "ENAME"`; `text` replaces strerror's message when given.
+    static func pushFailure(_ L: OpaquePointer, _ n: Int32, context: String? = nil, message text: String? = nil) -> Int32 {
         lua_pushnil(L)
-        Lua.push(L, context.map { "\($0): \(message(n))" } ?? message(n))
+        let m = text ?? message(n)
+        Lua.push(L, context.map { "\($0): \(m)" } ?? m)
         Lua.push(L, name(n))
         return 3
     }
