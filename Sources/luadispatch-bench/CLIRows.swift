@@ -43,9 +43,12 @@ enum CLIRows {
 
     /// One pair: `core.lua MODE N` through the CLI and `luadispatch-native MODE N`, in turn.
     static func pair(_ mode: String, _ n: Int) throws -> (lua: [Double], native: [Double]) {
-        let script = try Locations.repositoryFile("scripts/benchmarks/core.lua")
-        return try inTurn(lua: { try output([ProcessRows.cli, "run", script, mode, "\(n)"]) },
-                          native: { try output([Self.native, mode, "\(n)"]) })
+        try inTurn(lua: { try core(ProcessRows.cli, mode, n) }, native: { try output([Self.native, mode, "\(n)"]) })
+    }
+
+    /// `cli run core.lua MODE N`'s figures.
+    static func core(_ cli: String, _ mode: String, _ n: Int) throws -> [Double] {
+        try output([cli, "run", try Locations.repositoryFile("scripts/benchmarks/core.lua"), mode, "\(n)"])
     }
 
     static func row(_ mode: String, unit: String, better: Row.Better, target: String, size: Int,

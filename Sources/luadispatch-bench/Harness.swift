@@ -45,11 +45,12 @@ enum BenchMain {
             case "--scale": scale = Double(args.next() ?? "") ?? scale
             case "--repeat": repeats = Int(args.next() ?? "") ?? repeats
             case "--rows": only = Set((args.next() ?? "").split(separator: ",").map(String.init))
+            case "--before": BeforeRows.cli = args.next()
             case "--list":
                 for r in Rows.all { print(r.name) }
                 return
             default:
-                print("usage: luadispatch-bench [--quick] [--scale F] [--repeat N] [--rows a,b] [--list]")
+                print("usage: luadispatch-bench [--quick] [--scale F] [--repeat N] [--rows a,b] [--before LUADISPATCH] [--list]")
                 exit(2)
             }
         }

@@ -13,20 +13,25 @@ enum ParallelRows {
         meets: { speedup, _, _ in speedup >= 1.9 }
     ) { scale in
         let limit = max(20_000, Int(2_000_000 * scale))
+        let (serial, parallel) = try run(ProcessRows.cli, limit: limit)
+        return Measurement(lua: serial / parallel, baseline: 1,
+                           notes: String(format: "primes below %d in 8 interleaved parts: serial %.0f ms, concurrent_map %.0f ms; %d cores",
+                                         limit, serial, parallel, ProcessInfo.processInfo.activeProcessorCount))
+    }
+
+    /// `cli run primes.lua LIMIT 8 1 16`: the serial loop's and concurrent_map's times (ms).
+    static func run(_ cli: String, limit: Int) throws -> (serial: Double, parallel: Double) {
         let script = try Locations.repositoryFile("scripts/benchmarks/primes.lua")
         let out = NSTemporaryDirectory() + "luadispatch-bench-\(getpid())-primes.out"
         defer { try? FileManager.default.removeItem(atPath: out) }
-        _ = try ProcessRows.measure([ProcessRows.cli, "run", script, "\(limit)", "8", "1", "16"], stdout: out, sample: false)
+        _ = try ProcessRows.measure([cli, "run", script, "\(limit)", "8", "1", "16"], stdout: out, sample: false)
         let lines = try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n")
         func ms(_ prefix: String) throws -> Double {
             guard let line = lines.first(where: { $0.hasPrefix(prefix) }),
                   let x = TaskRows.numbers(String(line)).first else { throw BenchError("primes.lua printed no '\(prefix)' line") }
             return x
         }
-        let serial = try ms("serial:"), parallel = try ms("concurrent_map:")
-        return Measurement(lua: serial / parallel, baseline: 1,
-                           notes: String(format: "primes below %d in 8 interleaved parts: serial %.0f ms, concurrent_map %.0f ms; %d cores",
-                                         limit, serial, parallel, ProcessInfo.processInfo.activeProcessorCount))
+        return (try ms("serial:"), try ms("concurrent_map:"))
     }
 
     /// Diagnostic: the same in an interpreter inside this process (the library path).

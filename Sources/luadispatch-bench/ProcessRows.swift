@@ -50,7 +50,11 @@ enum ProcessRows {
     }
 
     /// Seconds to run `argv` to completion (stdout and stderr discarded).
-    static func time(_ argv: [String]) throws -> Double {
+    static func time(_ argv: [String]) throws -> Double { try times(argv).wall }
+
+    /// Wall time and the child's CPU time (user + system) to run `argv` to completion: on a busy
+    /// machine the CPU time leaves out the time the child waited for a core.
+    static func times(_ argv: [String]) throws -> (wall: Double, cpu: Double) {
         // posix_spawn rather than Foundation's Process, whose own overhead would dominate.
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -61,12 +65,14 @@ enum ProcessRows {
         defer { cargs.forEach { free($0) } }
         var pid: pid_t = 0
         var status: Int32 = 0
+        var usage = rusage()
         let t = try timed {
             guard posix_spawn(&pid, argv[0], &actions, nil, cargs, environ) == 0 else { throw BenchError("cannot spawn \(argv[0])") }
-            waitpid(pid, &status, 0)
+            wait4(pid, &status, 0, &usage)
         }
         guard status == 0 else { throw BenchError("\(argv) exited with status \(status)") }
-        return t
+        let seconds = { (tv: timeval) in Double(tv.tv_sec) + Double(tv.tv_usec) / 1e6 }
+        return (t, seconds(usage.ru_utime) + seconds(usage.ru_stime))
     }
 
     /// `luadispatch -e ''` against `lua5.4 -e ''`, alternated, median of >= 30 each (3 in the

@@ -36,15 +36,17 @@ enum SwitchingRows {
         return Measurement(lua: r[1], baseline: r[0], notes: String(format: "second at %.2fx", r[2] / r[0]))
     }
 
-    /// A pure-Lua script (no dispatch calls) through `luadispatch` against stock `lua5.4`.
+    /// A pure-Lua script (no dispatch calls) through `luadispatch` against stock `lua5.4`: wall
+    /// time, and (second ratio, reported) the processes' CPU time, which a busy machine moves less.
     static let pureLua = Row(
         name: "pure_lua", unit: "s", baselineName: "lua5.4", better: .lower,
-        target: "<= 1.03x lua5.4", meets: { _, _, ratio in ratio <= 1.03 }
+        target: "<= 1.03x lua5.4", meets: { _, _, ratio in ratio <= 1.03 }, auxName: "CPU time"
     ) { scale in
         let script = try Locations.repositoryFile("scripts/benchmarks/pure_lua.lua")
         let s = String(max(0.05, scale))
-        let (ours, theirs) = try CLIRows.inTurn(lua: { try ProcessRows.time([ProcessRows.cli, script, s]) },
-                                                native: { try ProcessRows.time(["/usr/bin/lua5.4", script, s]) })
-        return Measurement(lua: ours, baseline: theirs)
+        let (ours, theirs) = try CLIRows.inTurn(lua: { try ProcessRows.times([ProcessRows.cli, script, s]) },
+                                                native: { try ProcessRows.times(["/usr/bin/lua5.4", script, s]) })
+        return Measurement(lua: ours.wall, baseline: theirs.wall, aux: ours.cpu / theirs.cpu,
+                           notes: String(format: "CPU %.3f s vs %.3f s", ours.cpu, theirs.cpu))
     }
 }

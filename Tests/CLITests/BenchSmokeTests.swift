@@ -5,7 +5,8 @@ final class BenchSmokeTests: XCTestCase {
     func testEveryRowRunsOnceAtASmallSize() throws {
         let p = Process()
         p.executableURL = CLI.productsDirectory.appendingPathComponent("luadispatch-bench")
-        p.arguments = ["--quick"]
+        // The before_* rows compare with another luadispatch binary: the CLI itself here.
+        p.arguments = ["--quick", "--before", CLI.productsDirectory.appendingPathComponent("luadispatch").path]
         p.currentDirectoryURL = CLI.packageRoot
         // trace_off's baseline is a build without tracing that only scripts/bench makes: here
         // the row compares the CLI with itself, which runs it end to end.
@@ -24,7 +25,8 @@ final class BenchSmokeTests: XCTestCase {
                     "inproc_async_serial", "inproc_async_concurrent", "inproc_sync_round_trip",
                     "inproc_perform_overhead", "inproc_pending_block_memory", "inproc_concurrent_map_primes",
                     "embed_call_lua", "embed_call_lua_async", "embed_typed_host_call", "embed_method_call", "trace_on",
-                    "trace_off", "responsiveness", "fairness", "pure_lua"]
+                    "trace_off", "responsiveness", "fairness", "pure_lua",
+                    "before_async_serial", "before_async_concurrent", "before_sync_round_trip", "before_concurrent_map_primes"]
         for row in rows {
             let line = text.split(separator: "\n").first { $0.hasPrefix(row + " ") }
             XCTAssertNotNil(line, "row \(row) missing:\n\(text)")
