@@ -4,9 +4,8 @@
 --
 -- One work item (value += 5) is submitted to a global queue and also performed directly
 -- by another task, which then cancels it. Three notifications are registered: they run
--- once the item has completed, in no promised order (the tutorial's run shows 2, 3, 1; here
--- they make no blocking call, so they run one at a time, nearly always in the order
--- registered). A third task, 2 s later, performs the item again: it is cancelled, so nothing
+-- once the item has completed, in no promised order (the tutorial's run shows 2, 3, 1). A
+-- third task, 2 s later, performs the item again: it is cancelled, so nothing
 -- happens. The value goes 10 -> 15 -> 20 and stays 20.
 --
 -- As in the tutorial's output, the two runs of the item may overlap: printing its last line
@@ -42,6 +41,22 @@ local workItem = dispatch.work_item(function()
 end)
 local queue = dispatch.global()
 
+-- The notifications are registered before the item is submitted (the tutorial registers them
+-- after both runs have started): code of the main chunk and of the blocks may interleave at any
+-- instruction, so both runs could otherwise end first, and a work item that ran twice takes no
+-- notification. They may run at the same time: what they record goes through the serial queue.
+for n = 1, 3 do
+    done:enter()
+    workItem:notify(queue, function()
+        local seen = valueQueue:sync(function()
+            notifies[#notifies + 1] = { n = n, value = value }
+            return value
+        end)
+        print(string.format("notify %d: value = %d", n, seen))
+        done:leave()
+    end)
+end
+
 queue:async(workItem, { group = done })
 
 local cancelledBefore
@@ -53,15 +68,6 @@ queue:async(function()
     workItem:cancel()
     print("async perform of workItem end")
 end, { group = done })
-
-for n = 1, 3 do
-    done:enter()
-    workItem:notify(queue, function()
-        print(string.format("notify %d: value = %d", n, value))
-        notifies[#notifies + 1] = { n = n, value = value }
-        done:leave()
-    end)
-end
 
 local cancelledAfter
 queue:async(function()
