@@ -32,6 +32,9 @@ final class InterruptTests: XCTestCase {
             seen.append(chunk)
         }
         usleep(200_000)  // into the loop or the wait
+        // A call meant to be interrupted while it waits for input or output: into the wait,
+        // however long a loaded machine takes to get there.
+        if quietInput { waitUntilSleeping(p.processIdentifier) }
         kill(p.processIdentifier, SIGINT)
         // A process that ignores it fails the test instead of hanging it.
         let pid = p.processIdentifier
@@ -42,6 +45,18 @@ final class InterruptTests: XCTestCase {
         let norm = { (s: String) in s.replacingOccurrences(of: exe.path, with: "PROG") }
         return Outcome(status: p.terminationStatus, stdout: norm(String(decoding: seen, as: UTF8.self)),
                        stderr: norm(String(decoding: e, as: UTF8.self)))
+    }
+
+    /// Until the process's main thread sleeps (in a system call: it runs nothing else), 10 s at most.
+    private static func waitUntilSleeping(_ pid: Int32) {
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+            // "pid (comm) S ...": the state follows the last parenthesis.
+            guard let close = stat.lastIndex(of: ")") else { return }
+            if stat[close...].dropFirst().trimmingCharacters(in: .whitespaces).hasPrefix("S") { return }
+            usleep(10_000)
+        }
     }
 
     func testABusyLoopStopsAsInLua() throws {
