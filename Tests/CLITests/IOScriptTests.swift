@@ -46,7 +46,11 @@ final class IOScriptTests: XCTestCase {
     func testTimerBenchmarkScript() throws {
         let result = try run(["run", root.appendingPathComponent("scripts/benchmarks/timer.lua").path, "0.01", "0.3"])
         XCTAssertEqual(result.status, 0, result.output)
-        XCTAssertNotNil(result.output.range(of: #"^timer 10 ms x 30: mean lateness [0-9.]+ us, max [0-9.]+ us\n$"#,
+        XCTAssertNotNil(result.output.range(of: #"^timer 10 ms x [0-9]+: mean lateness [0-9.]+ us, max [0-9.]+ us\n$"#,
                                             options: .regularExpression), result.output)
+        // The fires it counted: at least the 30 it waits for, more when its last run was late and
+        // the timer coalesced fires (seen: 31 on a loaded machine).
+        let fires = result.output.split(separator: " ").dropFirst(4).first.flatMap { Int($0.dropLast()) }
+        XCTAssertGreaterThanOrEqual(fires ?? 0, 30, result.output)
     }
 }
