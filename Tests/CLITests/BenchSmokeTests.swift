@@ -25,7 +25,7 @@ final class BenchSmokeTests: XCTestCase {
                     "inproc_async_serial", "inproc_async_concurrent", "inproc_sync_round_trip",
                     "inproc_perform_overhead", "inproc_pending_block_memory", "inproc_concurrent_map_primes",
                     "embed_call_lua", "embed_call_lua_async", "embed_typed_host_call", "embed_method_call", "trace_on",
-                    "trace_off", "responsiveness", "fairness", "pure_lua",
+                    "trace_off", "responsiveness", "fairness", "pure_lua", "io_lines",
                     "before_async_serial", "before_async_concurrent", "before_sync_round_trip", "before_concurrent_map_primes"]
         for row in rows {
             let line = text.split(separator: "\n").first { $0.hasPrefix(row + " ") }

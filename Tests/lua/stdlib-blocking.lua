@@ -144,3 +144,58 @@ show("io.write", written(function(f)
   show("io.write returns f", io.write("x", 1, "y") == f, io.write() == f)
   io.output(io.stdout)
 end))
+
+-- Regular files read line by line in every state stdio can leave them in (a line is copied
+-- from stdio's buffer a run at a time): long lines, buffer boundaries, unbuffered and line
+-- buffered streams, look-ahead put back by a number's read, reading after writing.
+do
+  local function digest(s)
+    local sum = 0
+    for i = 1, #s do sum = (sum * 31 + s:byte(i)) % 1000003 end
+    return #s .. ":" .. sum
+  end
+  local name = dir .. "/lines"
+  local content = {"short", string.rep("long", 5000), "", "nul\0in\0it", string.rep("b", 4095),
+                   string.rep("c", 4096), string.rep("d", 4097), "\r", "last without newline"}
+  local f = assert(io.open(name, "wb"))
+  f:write(table.concat(content, "\n"))
+  f:close()
+  for _, mode in ipairs{"full", "line", "no"} do
+    for _, format in ipairs{"l", "L"} do
+      local g = assert(io.open(name, "r"))
+      g:setvbuf(mode, 100)
+      local t = {}
+      for l in g:lines(format) do t[#t + 1] = digest(l) end
+      show("file lines " .. mode .. " " .. format, table.concat(t, " "), g:read("l"), g:read(0))
+      g:close()
+    end
+  end
+  local t = {}
+  for a, b, c in io.lines(name, 3, "L", "n") do t[#t + 1] = digest(a) .. "," .. digest(b or "") .. "," .. tostring(c) end
+  show("file lines 3 L n", table.concat(t, " "))
+  -- A number ending on a buffer's boundary, then the rest of its line.
+  f = assert(io.open(name, "w"))
+  f:write(string.rep("x", 4090), "\n", "12345 678\nnext\n", string.rep("7", 4096), "\nend")
+  f:close()
+  for _, mode in ipairs{"full", "no"} do
+    local g = assert(io.open(name, "r"))
+    g:setvbuf(mode)
+    local x = g:read("l")
+    show("n at boundary " .. mode, #x, g:read("n", "l", "L", "n", "l", "l", "l"))
+    g:close()
+  end
+  -- Read and write on one file.
+  for _, open in ipairs{"w+", "r+", "a+"} do
+    local g = assert(io.open(name, open))
+    g:write("first\nsecond\n")
+    g:seek("set")
+    local a, b = g:read("l", "L")
+    g:seek("cur")
+    g:write("third\n")
+    g:seek("set", 0)
+    show("read and write " .. open, a, b, g:read("a"))
+    g:seek("set", 6)
+    show("lines after seek " .. open, g:read("l", "l", "l", "l"))
+    g:close()
+  end
+end

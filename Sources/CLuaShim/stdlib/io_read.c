@@ -154,9 +154,30 @@ static int read_line(lua_State *L, ld_stream *s, int chop) {
             break;
         }
         l_lockfile(f); /* no memory errors can happen inside the lock */
-        while (i < LUAL_BUFFERSIZE && (c = l_getc(f)) != EOF && c != '\n') {
-            buff[i++] = c; /* read up to end of line or buffer limit */
-            if (must_wait(s, f)) break; /* the next read could block: wait first */
+        /* Up to end of line or buffer limit, from stdio's buffer a run at a time. Where a read
+           could block, one read(2) per wait: ld_ready_to_read has made sure it does not. */
+        int refill = 1;
+        c = 0;
+        while (i < LUAL_BUFFERSIZE) {
+            if (f->_IO_read_ptr >= f->_IO_read_end) {
+                if (!refill && s->kind != LD_KIND_NEVER) break; /* wait first */
+                refill = 0;
+                if ((c = l_getc(f)) == EOF || c == '\n') break; /* fills stdio's buffer */
+                buff[i++] = (char)c;
+                continue;
+            }
+            size_t avail = (size_t)(f->_IO_read_end - f->_IO_read_ptr);
+            size_t n = (size_t)(LUAL_BUFFERSIZE - i) < avail ? (size_t)(LUAL_BUFFERSIZE - i) : avail;
+            const char *from = f->_IO_read_ptr;
+            const char *nl = memchr(from, '\n', n);
+            size_t take = nl != NULL ? (size_t)(nl - from) : n;
+            memcpy(buff + i, from, take);
+            i += (int)take;
+            f->_IO_read_ptr += take + (nl != NULL); /* as getc_unlocked advances it */
+            if (nl != NULL) {
+                c = '\n';
+                break;
+            }
         }
         l_unlockfile(f);
         luaL_addsize(&b, i);
