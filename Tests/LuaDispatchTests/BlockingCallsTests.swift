@@ -44,13 +44,15 @@ final class BlockingCallsTests: XCTestCase {
 
         """
 
-    /// The ticks while `call` ran, and its results (as strings, space-separated).
-    private func run(_ call: String, releasing: Bool = true, file: StaticString = #filePath, line: UInt = #line) -> (ticks: Int, results: String) {
+    /// The ticks while `call` ran, and its results (as strings, space-separated). The gate file
+    /// is made in `gateDirectory` (by default a directory of its own).
+    private func run(_ call: String, releasing: Bool = true, gateDirectory: String? = nil,
+                     file: StaticString = #filePath, line: UInt = #line) -> (ticks: Int, results: String) {
         let h = IOHarness()  // sets the runtime's release up (again)
         if !releasing { ld_blocking_init({ _ in nil }, Runtime.retakeAfterBlockingCall) }
         defer { Runtime.setUpBlockingCalls() }
-        let dir = IOHarness.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let dir = gateDirectory ?? IOHarness.temporaryDirectory()
+        defer { if gateDirectory == nil { try? FileManager.default.removeItem(atPath: dir) } }
         let setup = "local releasing, gate = \(releasing), \(IOHarness.lua(dir + "/gate"))\n"
         let out = h.run(setup + Self.prelude + "waited(function() \(call) end)", file: file, line: line)
         XCTAssertEqual(out.count, 1, "one report", file: file, line: line)
@@ -93,6 +95,42 @@ final class BlockingCallsTests: XCTestCase {
                        results: "12 ab,cdef,34")
         assertReleases("io.input(\(pipe)); local s = {}; for a, b in io.lines(nil, 3, 'l') do s[#s + 1] = a .. '|' .. tostring(b) end; return table.concat(s, ',')",
                        results: "12 |ab,cde|f,34\n|nil")
+    }
+
+    /// A terminal's lines typed once the ticker has ticked 15 times during the read (0.6 s
+    /// later with the release removed): a pseudo-terminal's master side, written by a thread of
+    /// the test that waits for the gate file. Read every way.
+    func testReadingATerminal() throws {
+        func typed(_ call: (String) -> String, results: String, file: StaticString = #filePath, line: UInt = #line) throws {
+            for releasing in [true, false] {
+                let master = open("/dev/ptmx", O_RDWR | O_NOCTTY)
+                var unlock: Int32 = 0, number: UInt32 = 0
+                guard master >= 0, ioctl(master, 0x4004_5431 /* TIOCSPTLCK */, &unlock) == 0,
+                      ioctl(master, 0x8004_5430 /* TIOCGPTN */, &number) == 0 else {
+                    throw NSError(domain: "pty", code: 1)
+                }
+                defer { close(master) }
+                let dir = IOHarness.temporaryDirectory()
+                defer { try? FileManager.default.removeItem(atPath: dir) }
+                let typist = Thread {
+                    let end = Date().addingTimeInterval(releasing ? 10 : 0.6)
+                    while !FileManager.default.fileExists(atPath: dir + "/gate") && Date() < end { usleep(20_000) }
+                    _ = "typed line\nsecond\n".withCString { write(master, $0, strlen($0)) }
+                }
+                typist.start()
+                let r = run(call("/dev/pts/\(number)"), releasing: releasing, gateDirectory: dir, file: file, line: line)
+                XCTAssertEqual(r.results, results, file: file, line: line)
+                if releasing {
+                    XCTAssertGreaterThanOrEqual(r.ticks, 15, "ticks while the read waited", file: file, line: line)
+                } else {
+                    XCTAssertLessThanOrEqual(r.ticks, 8, "ticks while the read waited, release removed", file: file, line: line)
+                }
+            }
+        }
+        try typed({ "return io.open('\($0)'):read('l', 'L')" }, results: "typed line second\n")
+        try typed({ "io.input('\($0)'); return io.read('L')" }, results: "typed line\n")
+        try typed({ "for l in io.open('\($0)'):lines() do return l end" }, results: "typed line")
+        try typed({ "for l in io.lines('\($0)', 5) do return l end" }, results: "typed")
     }
 
     /// A megabyte into a pipe whose reader starts after a wait: the writer waits on a full pipe.
