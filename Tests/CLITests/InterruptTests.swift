@@ -100,8 +100,10 @@ final class InterruptTests: XCTestCase {
         // A write waiting for a full pipe fails as a write(2) interrupted before it transferred
         // anything does (lua5.4's own write may be in the middle of a transfer, which a signal
         // does not end: its outcome depends on when the signal comes).
-        let code = "local f = io.popen('sleep 1; cat > /dev/null', 'w'); print('ready'); io.stdout:flush(); " +
-            "print(f:write(string.rep('x', 1 << 20)))"
+        // (The string is made before 'ready': Ctrl-C must come during the write, not during
+        // string.rep, which a slow build, such as the sanitizer's, can still be in.)
+        let code = "local s = string.rep('x', 1 << 20); local f = io.popen('sleep 1; cat > /dev/null', 'w'); " +
+            "print('ready'); io.stdout:flush(); print(f:write(s))"
         let write = try Self.interrupt(CLI.binary, code, quietInput: true)
         XCTAssertEqual(write.stdout, "ready\n", write.stderr)
         // (Ctrl-C's hook fires as the failed write returns, as after a read.)
