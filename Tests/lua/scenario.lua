@@ -23,7 +23,8 @@ local swift = slurp(root .. "/Sources/luadispatch/Scenarios/ScenarioModule.swift
 local body = assert(swift:match('static let source = """\n(.-)\n%s*"""'), "scenario module source not found")
 local source = body:gsub("\n        ", "\n"):gsub("^        ", "")
 
-local checks, failed = 0, 0
+-- Scripts check from blocks that may run at the same time: the counts change on a serial queue.
+local checks, failed, ledger = 0, 0, dispatch.queue("scenario.lua ledger")
 -- Files through LuaFileSystem (a dependency of lua-busted), not through a shell: a child process
 -- would inherit the sanitizer runtime the module tests preload into lua5.4.
 local lfs = require("lfs")
@@ -40,8 +41,10 @@ end
 local dataDir = os.getenv("LUADISPATCH_SCENARIO_DATA") or (script:match("^(.*)/") or ".") .. "/data"
 local host = {
   checked = function(ok)
-    checks = checks + 1
-    if not ok then failed = failed + 1 end
+    ledger:sync(function()
+      checks = checks + 1
+      if not ok then failed = failed + 1 end
+    end)
   end,
   memory = function()
     local names = { VmHWM = "peak", VmRSS = "rss", RssAnon = "anon", RssFile = "file" }

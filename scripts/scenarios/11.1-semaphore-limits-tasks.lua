@@ -13,18 +13,21 @@
 local dispatch = require("dispatch")
 local scenario = require("scenario")
 
-local events = {}
+-- The tasks and the submitting thread run at the same time: they record their events on a
+-- serial queue, one at a time.
+local events, eventsQueue = {}, dispatch.queue("events")
+local function record(e) eventsQueue:sync(function() events[#events + 1] = e end) end
 local t0 = dispatch.now()
 local group = dispatch.group()   -- (not in the tutorial: lets the script check the order at the end)
 
 --- the task
 local function task(index)
     print(string.format("Begin task %d ---->", index))
-    events[#events + 1] = "begin " .. index
+    record("begin " .. index)
     dispatch.sleep(scenario.delay(2))
     print(string.format("Sleep for 2 seconds in task %d.", index))
     print(string.format("---->End task %d.", index))
-    events[#events + 1] = "end " .. index
+    record("end " .. index)
 end
 
 --- limit the number of tasks running at the same time
@@ -34,21 +37,21 @@ local function limitTaskNumber()
     local semaphore = dispatch.semaphore(2)   -- a semaphore of value 2
 
     semaphore:wait()
-    events[#events + 1] = "submit 1"
+    record("submit 1")
     queue:async(function()
         task(1)
         semaphore:signal()
     end, { group = group })
 
     semaphore:wait()
-    events[#events + 1] = "submit 2"
+    record("submit 2")
     queue:async(function()
         task(2)
         semaphore:signal()
     end, { group = group })
 
     semaphore:wait()
-    events[#events + 1] = "submit 3"
+    record("submit 3")
     queue:async(function()
         task(3)
         semaphore:signal()

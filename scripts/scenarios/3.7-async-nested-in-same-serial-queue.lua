@@ -6,9 +6,10 @@
 -- thread, the nested async task of the same queue runs later on a worker thread. They never
 -- overlap: the async task starts only after the sync task has finished.
 --
--- As in the tutorial's output, the async task may start before or after "end test": when the
--- sync task ends, the worker thread starting the async task and the main thread returning from
--- sync race for the interpreter. The last line says which came first in this run.
+-- As in the tutorial's output, the async task may start before or after "end test", and its
+-- lines may come between the main thread's: once the sync task has ended, the async task (on a
+-- worker thread) and the main thread (back from sync) run at the same time. They record what
+-- they did on a serial queue, one at a time; the last line says which came first in this run.
 local dispatch = require("dispatch")
 local scenario = require("scenario")
 
@@ -29,7 +30,8 @@ local serialQueue = dispatch.queue("com.sinkingsoul.DispatchQueueTest.serialQueu
 local serialQueueKey = dispatch.specific_key("serialQueueKey")
 serialQueue:set_specific(serialQueueKey, "serial")
 
-local events = {}
+local events, eventsQueue = {}, dispatch.queue("events")
+local function record(e) eventsQueue:sync(function() events[#events + 1] = e end) end
 local syncThread
 
 -- testAsyncTaskNestedInSameSerialQueue()
@@ -40,14 +42,15 @@ serialQueue:sync(function()
     testIsTaskInQueue("serial", serialQueueKey)
 
     serialQueue:async(function()
-        events[#events + 1] = "async task"
+        record("async task")
         print("\nserialQueue async task---->")
         local t = printCurrentThread("serialQueue async task")
         local inQueue = testIsTaskInQueue("serial", serialQueueKey)
         print("---->serialQueue async task\n")
 
         scenario.check(syncThread.is_main, "the sync part runs on the main thread")
-        scenario.check(events[1] == "sync task end",
+        local first = eventsQueue:sync(function() return events[1] end)
+        scenario.check(first == "sync task end",
             "the async part starts after the sync part has finished")
         scenario.check(not t.is_main and t.tid ~= syncThread.tid,
             "the async part runs on another thread")
@@ -55,15 +58,16 @@ serialQueue:sync(function()
     end)
 
     print("---->serialQueue sync task\n")
-    events[#events + 1] = "sync task end"
+    record("sync task end")
 end)
 printCurrentThread("end test")
-events[#events + 1] = "end test"
+record("end test")
 
 -- Only to report this run's order, once the async task has run.
 serialQueue:async(function()
     dispatch.main:async(function()
-        print(events[2] == "async task" and "(this run: the async task started before \"end test\")"
+        local second = eventsQueue:sync(function() return events[2] end)
+        print(second == "async task" and "(this run: the async task started before \"end test\")"
             or "(this run: the async task started after \"end test\")")
     end)
 end)

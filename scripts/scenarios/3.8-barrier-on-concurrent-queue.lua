@@ -5,10 +5,11 @@
 -- A barrier work item waits for the tasks already in the queue (1-3) to finish, runs
 -- alone, and the tasks added after it (4-6) start only once it is done.
 --
--- Lua note: in Swift each task's lines may interleave with other tasks' because they
--- run in parallel. Lua code between two blocking calls runs without interruption, so each
--- task here sleeps a moment (simulated work) between its "---->" lines to let the tasks
--- of one side of the barrier overlap as in the tutorial output.
+-- The tasks of one side of the barrier run at the same time, so their lines may interleave,
+-- as in the tutorial's output. Each task sleeps a moment (simulated work) between its "---->"
+-- lines, so that they overlap as they do there; the order of events is recorded on a serial
+-- queue, one event at a time, since tasks that run at the same time may interleave at any
+-- instruction.
 local dispatch = require("dispatch")
 local scenario = require("scenario")
 
@@ -23,6 +24,8 @@ local concurrentQueue = dispatch.queue{
     label = "com.sinkingsoul.DispatchQueueTest.concurrentQueue", concurrent = true }
 
 local events = {}      -- "start 1", "end 1", ..., "start barrier", "end barrier"
+local eventsQueue = dispatch.queue("events")
+local function record(e) eventsQueue:sync(function() events[#events + 1] = e end) end
 local group = dispatch.group()   -- only used to check the order once everything is done
 
 local function work()
@@ -32,22 +35,22 @@ end
 -- barrierTask()
 local queue = concurrentQueue
 local barrierTask = dispatch.work_item(function()
-    events[#events + 1] = "start barrier"
+    record("start barrier")
     print("\nbarrierTask---->")
     printCurrentThread("barrierTask")
     work()
     print("---->barrierTask\n")
-    events[#events + 1] = "end barrier"
+    record("end barrier")
 end, { barrier = true })
 
 local function asyncTask(n)
     return function()
-        events[#events + 1] = "start " .. n
+        record("start " .. n)
         print("\nasync task" .. n .. "---->")
         printCurrentThread("async task" .. n)
         work()
         print("---->async task" .. n .. "\n")
-        events[#events + 1] = "end " .. n
+        record("end " .. n)
     end
 end
 

@@ -9,9 +9,10 @@
 --
 -- Printing a match takes a moment here (a short sleep, as a slow console would), and other
 -- iterations run on other threads meanwhile: as in the tutorial, the matches, and so the
--- result, come in an order that varies from run to run. (Without the pause each iteration
--- would run without interruption, in index order: Lua code between two blocking calls is
--- never interleaved.)
+-- result, come in an order that varies from run to run. (Iterations as short as these, a few
+-- instructions each, would otherwise mostly end in index order: the thread that runs one
+-- usually takes the next one too.) Iterations run at the same time and may interleave at any
+-- instruction, so the count of finished iterations is kept on a serial queue.
 local dispatch = require("dispatch")
 local scenario = require("scenario")
 
@@ -29,6 +30,7 @@ mainQueue:set_specific(mainQueueKey, "main")
 
 local appendsOnMain = true
 local finished = 0          -- iterations that have returned
+local finishedQueue = dispatch.queue("finished")   -- counts them one at a time
 
 -- concurrentPerformTask()
 printCurrentThread("start test")
@@ -55,7 +57,7 @@ globalQueue:async(function()
                 result[#result + 1] = array[index]
             end)
         end
-        finished = finished + 1
+        finishedQueue:sync(function() finished = finished + 1 end)
     end)
     print("---->concurrentPerform task over")
     -- done: update the result on the main thread

@@ -25,6 +25,7 @@ local concurrentQueue = dispatch.queue{
 -- bookkeeping for the checks
 local resumedOnce = false
 local early, late = {}, {}        -- task numbers run before / after the resume
+local bookkeeping = dispatch.queue("bookkeeping")   -- tasks that run at the same time record here
 local group = dispatch.group()
 local tooMany = false
 local onSuspended                 -- the simulated user reacts to "suspended"
@@ -35,7 +36,8 @@ local SuspendAndResum = { suspendCount = 0 }   -- how many times the queue was s
 function SuspendAndResum.task(n)
     return function()
         printCurrentThread("concurrentQueue async task" .. n)
-        if resumedOnce then late[#late + 1] = n else early[#early + 1] = n end
+        local list = resumedOnce and late or early
+        bookkeeping:sync(function() list[#list + 1] = n end)
     end
 end
 
@@ -71,18 +73,21 @@ function SuspendAndResum.safeSuspend(queue)
 end
 
 --- safe resume
+--- (The count comes down before resume(): a block that resume() lets run may suspend the
+--- queue again at once, on another thread, and its safeSuspend must find the count already
+--- down. The tutorial brings it down after resume(), which races with that block.)
 function SuspendAndResum.safeResume(queue)
     if SuspendAndResum.suspendCount == 1 then
         resumedOnce = true
-        queue:resume()
         SuspendAndResum.suspendCount = 0
+        queue:resume()
         print("The tasks are resumed")
     elseif SuspendAndResum.suspendCount < 1 then
         print("Resumed too many times")
         tooMany = true
     else
-        queue:resume()
         SuspendAndResum.suspendCount = SuspendAndResum.suspendCount - 1
+        queue:resume()
         print(string.format("Not resumed enough yet, %d more resume(s) needed.",
             SuspendAndResum.suspendCount))
     end

@@ -22,6 +22,7 @@ local concurrentQueue = dispatch.queue{ label = "com.concurrentQueue", concurren
 local resumeCalls = 0     -- queue:resume() calls made so far
 local ranEarly = {}       -- held tasks that ran before the second resume (should stay empty)
 local ranLate = 0
+local bookkeeping = dispatch.queue("bookkeeping")   -- tasks that run at the same time count here
 local group = dispatch.group()
 
 --- Suspend and resume test class
@@ -36,8 +37,11 @@ function SuspendAndResum.suspendQueue()
             printCurrentThread("concurrentQueue async task" .. n)
             -- tap 1's tasks 1-2 were queued before the first suspend: they may already run
             if not (thisTap == 1 and n <= 2) then
-                if resumeCalls < 2 then ranEarly[#ranEarly + 1] = thisTap .. "." .. n
-                else ranLate = ranLate + 1 end
+                local early = resumeCalls < 2
+                bookkeeping:sync(function()
+                    if early then ranEarly[#ranEarly + 1] = thisTap .. "." .. n
+                    else ranLate = ranLate + 1 end
+                end)
             end
         end
     end
@@ -63,18 +67,22 @@ function SuspendAndResum.safeSuspend(queue)
     print("The tasks are suspended")
 end
 
+--- safe resume
+--- (The count comes down before resume(): a block that resume() lets run may suspend the
+--- queue again at once, on another thread, and its safeSuspend must find the count already
+--- down. The tutorial brings it down after resume(), which races with that block.)
 function SuspendAndResum.safeResume(queue)
     if SuspendAndResum.suspendCount == 1 then
         resumeCalls = resumeCalls + 1
-        queue:resume()
         SuspendAndResum.suspendCount = 0
+        queue:resume()
         print("The tasks are resumed")
     elseif SuspendAndResum.suspendCount < 1 then
         print("Resumed too many times")
     else
         resumeCalls = resumeCalls + 1
-        queue:resume()
         SuspendAndResum.suspendCount = SuspendAndResum.suspendCount - 1
+        queue:resume()
         print(string.format("Not resumed enough yet, %d more resume(s) needed.",
             SuspendAndResum.suspendCount))
     end

@@ -67,18 +67,22 @@ function SuspendAndResum.safeSuspend(queue)
     onSuspended(suspensions)
 end
 
+--- safe resume
+--- (The count comes down before resume(): a block that resume() lets run may suspend the
+--- queue again at once, on another thread, and its safeSuspend must find the count already
+--- down. The tutorial brings it down after resume(), which races with that block.)
 function SuspendAndResum.safeResume(queue)
     if SuspendAndResum.suspendCount == 1 then
         resumeCalls = resumeCalls + 1
-        queue:resume()
         SuspendAndResum.suspendCount = 0
+        queue:resume()
         print("The tasks are resumed")
     elseif SuspendAndResum.suspendCount < 1 then
         print("Resumed too many times")
     else
         resumeCalls = resumeCalls + 1
-        queue:resume()
         SuspendAndResum.suspendCount = SuspendAndResum.suspendCount - 1
+        queue:resume()
         print(string.format("Not resumed enough yet, %d more resume(s) needed.",
             SuspendAndResum.suspendCount))
     end

@@ -3,13 +3,14 @@
 -- expect: 3 checks
 --
 -- Two tasks are added to a group with async(group:); group.notify runs a task on the main
--- queue once both are done. Dispatch promises no order between the two tasks. (Here neither
--- makes a blocking call, so one runs entirely before the other, nearly always in the order they
--- were submitted: Lua code between two blocking calls is never interleaved.)
+-- queue once both are done. Dispatch promises no order between the two tasks: they run at the
+-- same time on the global queue, either may print first, and their lines may interleave. So
+-- they record what they did on a serial queue, one at a time.
 local dispatch = require("dispatch")
 local scenario = require("scenario")
 
-local events = {}
+local events, eventsQueue = {}, dispatch.queue("events")
+local function record(e) eventsQueue:sync(function() events[#events + 1] = e end) end
 
 --- Group test class
 local DispatchGroupTest = {}
@@ -23,7 +24,7 @@ end
 function DispatchGroupTest.notifyMainQueue(group)
     group:notify(dispatch.main, function()
         print("Group notification: all tasks are done.\n")
-        events[#events + 1] = "notify"
+        record("notify")
         local milk, apple, notify
         for i, e in ipairs(events) do
             if e == "milk" then milk = i elseif e == "apple" then apple = i elseif e == "notify" then notify = i end
@@ -39,12 +40,12 @@ end
 function DispatchGroupTest.addTaskNormally(group, queue)
     queue:async(function()
         print("Task: drink a glass of milk\n")
-        events[#events + 1] = "milk"
+        record("milk")
     end, { group = group })
 
     queue:async(function()
         print("Task: eat an apple\n")
-        events[#events + 1] = "apple"
+        record("apple")
     end, { group = group })
 end
 

@@ -18,7 +18,10 @@ local function date()   -- Date(), with the elapsed time since the start
     return string.format("%s (+%.2f s)", os.date("!%Y-%m-%d %H:%M:%S +0000"), dispatch.now() - t0)
 end
 
-local events = {}
+-- The two completion handlers may run at the same time (on the global queue), so everything
+-- records its events on a serial queue, one at a time.
+local events, eventsQueue = {}, dispatch.queue("events")
+local function record(e) eventsQueue:sync(function() events[#events + 1] = e end) end
 local printedTags = {}
 
 --- BookTags.printBookPreviousFiveTags: print the first five tags of a book tag JSON document
@@ -38,7 +41,7 @@ local function addDataTask(group, url, completionHandler)
     group:enter()   -- enter the group
     dispatch.http.get(url, dispatch.global(), function(data, status, err)
         print("Download finished: " .. date())
-        events[#events + 1] = "end"
+        record("end")
         completionHandler(data, status, err)
         group:leave()   -- leave the group
     end)
@@ -81,7 +84,7 @@ function DispatchGroupTest.getBookTag(bookID, taskGroup)
     end
 
     print(string.format("Task: download the information of book %s %s", bookID, date()))
-    events[#events + 1] = "start"
+    record("start")
     -- get the data from the network
     httpGet(url, taskGroup, completion)
 
@@ -94,7 +97,7 @@ end
 function DispatchGroupTest.notifyMainQueue(group, closure)
     group:notify(dispatch.main, function()
         print("Group notification: all tasks are done.\n")
-        events[#events + 1] = "notify"
+        record("notify")
         closure()
     end)
 end

@@ -17,7 +17,10 @@ local function date()   -- Date(), with the elapsed time since the start
     return string.format("%s (+%.2f s)", os.date("!%Y-%m-%d %H:%M:%S +0000"), dispatch.now() - t0)
 end
 
-local events = {}
+-- The tasks and the completion handlers may run at the same time (on the global queue), so
+-- everything records its events on a serial queue, one at a time.
+local events, eventsQueue = {}, dispatch.queue("events")
+local function record(e) eventsQueue:sync(function() events[#events + 1] = e end) end
 local printedTags = {}
 
 local BookTags = {}
@@ -36,7 +39,7 @@ local function addDataTask(group, url, completionHandler)
     group:enter()
     dispatch.http.get(url, dispatch.global(), function(data, status, err)
         print("Download finished: " .. date())
-        events[#events + 1] = "download end"
+        record("download end")
         completionHandler(data, status, err)
         group:leave()
     end)
@@ -62,12 +65,12 @@ end
 function DispatchGroupTest.addTaskNormally(group, queue)
     queue:async(function()
         print("Task: drink a glass of milk")
-        events[#events + 1] = "milk"
+        record("milk")
     end, { group = group })
 
     queue:async(function()
         print("Task: eat an apple")
-        events[#events + 1] = "apple"
+        record("apple")
     end, { group = group })
 end
 
@@ -104,7 +107,7 @@ end
 function DispatchGroupTest.notifyMainQueue(group, closure)
     group:notify(dispatch.main, function()
         print("Group notification: all tasks are done.\n")
-        events[#events + 1] = "notify"
+        record("notify")
         closure()
     end)
 end

@@ -9,15 +9,17 @@
 -- order; the group then notifies the main queue ("ok").
 -- (The blog both enters the group and submits with async(group:), as here.)
 --
--- Printing a line takes a moment here (a short sleep, as a slow console would). Without it,
--- each run would print without interruption and the runs could not interleave: Lua code
--- between two blocking calls is never interleaved.
+-- Printing a line takes a moment here (a short sleep, as a slow console would). Without it a
+-- run of numbers would take a few microseconds, far less than the switch interval, and would
+-- nearly always be over before another run could start. The numbers printed are recorded on a
+-- serial queue, one at a time, since the runs without the semaphore go on at the same time.
 local dispatch = require("dispatch")
 local scenario = require("scenario")
 
+local recorder = dispatch.queue("printed")
 local function show(printed, name, value)
     print(string.format("%s %d %s", name, value, tostring(dispatch.thread())))
-    printed[#printed + 1] = value
+    recorder:sync(function() printed[#printed + 1] = value end)
     dispatch.sleep(scenario.delay(0.05))   -- printing takes a moment
 end
 

@@ -65,6 +65,9 @@ local ioReadQueueArray = { ioReadQueue1, ioReadQueue2 }
 local ioWriteQueueArray = { ioWriteQueue1, ioWriteQueue2 }
 local writeFinished = dispatch.semaphore(0)
 local errors = {}
+-- The four queues run at the same time: errors are recorded on a serial queue, one at a time.
+local errorsQueue = dispatch.queue("errors")
+local function recordError(e) errorsQueue:sync(function() errors[#errors + 1] = e end) end
 
 local ioWriteCleanupHandler = function(errorNumber)
     print("Finished writing the file @" .. date() .. ".")
@@ -110,7 +113,7 @@ for index, file in ipairs(files) do
                 string.format("reading file: %s, thread: %s---->", file, thread))
             if error > 0 then
                 print(string.format("Error reading file %s, errno: %s", file, dispatch.errno_name(error)))
-                errors[#errors + 1] = "read " .. dispatch.errno_name(error)
+                recordError("read " .. dispatch.errno_name(error))
                 ioRead:close()
                 queueGroup:leave()   -- (not in the tutorial: so that the wait below cannot hang)
                 return
@@ -128,7 +131,7 @@ for index, file in ipairs(files) do
                             string.format("writing file: %s, thread: %s---->", file, wthread))
                         if error > 0 then
                             print(string.format("Error writing file %s, errno: %s", file, dispatch.errno_name(error)))
-                            errors[#errors + 1] = "write " .. dispatch.errno_name(error)
+                            recordError("write " .. dispatch.errno_name(error))
                             ioRead:close()
                             queueGroup:leave()
                             return

@@ -13,7 +13,8 @@
 -- However many threads race to it, the block runs exactly once, and every
 -- caller returns only after it has finished. For contrast, the same race
 -- with a hand-made "if not initialised" check (the idea behind double-checked
--- locking, without the locking) initialises more than once.
+-- locking, without the locking) initialises more than once. (The script's own
+-- bookkeeping, which the callers share, is kept on a serial queue.)
 
 local dispatch = require("dispatch")
 local scenario = require("scenario")
@@ -32,10 +33,11 @@ local initializationPredicate = dispatch.once(function()
 end)
 
 -- 1. The naive version, for contrast.
+local bookkeeping = dispatch.queue("bookkeeping")
 local naiveCalls, naiveStuff = 0, nil
 local function naiveInit()
   if naiveStuff == nil then
-    naiveCalls = naiveCalls + 1
+    bookkeeping:sync(function() naiveCalls = naiveCalls + 1 end)
     dispatch.sleep(scenario.delay(0.3))
     naiveStuff = {}
   end
@@ -51,12 +53,14 @@ local qoses = { "user_initiated", "default", "utility", "background" }
 for i = 1, 8 do
   dispatch.global(qoses[(i - 1) % 4 + 1]):async(function()
     initializationPredicate()
-    seen[#seen + 1] = stuffToInitialize
+    local got = stuffToInitialize
+    bookkeeping:sync(function() seen[#seen + 1] = got end)
   end, { group = group })
 end
 dispatch.concurrent_perform(8, function()
   initializationPredicate()
-  seen[#seen + 1] = stuffToInitialize
+  local got = stuffToInitialize
+  bookkeeping:sync(function() seen[#seen + 1] = got end)
 end)
 group:wait()
 

@@ -25,14 +25,21 @@ local dispatch = require("dispatch")
 local scenario = require("scenario")
 
 local start = dispatch.now()
-local log = {}
+-- The blocks log from several threads at the same time: NSLog writes one line at a time, and
+-- so does this one, through a serial queue.
+local log, logQueue = {}, dispatch.queue("NSLog")
 local function NSLog(msg)
-  log[#log + 1] = msg
-  print(string.format("[%6.3f s] %s  (%s)", dispatch.now() - start, msg, tostring(dispatch.thread())))
+  local line = string.format("[%6.3f s] %s  (%s)", dispatch.now() - start, msg, tostring(dispatch.thread()))
+  logQueue:sync(function()
+    log[#log + 1] = msg
+    print(line)
+  end)
 end
 local function index(msg)
-  for i, m in ipairs(log) do if m == msg then return i end end
-  return math.huge
+  return logQueue:sync(function()
+    for i, m in ipairs(log) do if m == msg then return i end end
+    return math.huge
+  end)
 end
 
 local group = dispatch.group()

@@ -38,15 +38,17 @@ local builtin = function(group, queue, work)
   queue:async(work, { group = group })
 end
 
--- Runs 8 items of uneven length through `groupAsync`; returns what happened.
+-- Runs 8 items of uneven length through `groupAsync`; returns what happened. The items run at
+-- the same time, so they count themselves on a serial queue, one at a time.
 local function run(name, groupAsync)
   local group = dispatch.group()
   local done, notifiedAt = 0, nil
+  local counter = dispatch.queue("com.example." .. name .. ".done")
   local queue = dispatch.queue{ label = "com.example." .. name, concurrent = true }
   for i = 1, 8 do
     groupAsync(group, queue, function()
       dispatch.sleep(scenario.delay(0.05 * (i % 3 + 1)))
-      done = done + 1
+      counter:sync(function() done = done + 1 end)
     end)
   end
   local notifySeen = dispatch.semaphore(0)

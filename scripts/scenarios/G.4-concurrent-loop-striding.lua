@@ -26,16 +26,18 @@ local scenario = require("scenario")
 --    Each iteration does an uneven amount of blocking work (a short sleep of 0 to
 --    2 units), and other iterations run on other threads meanwhile, so the numbers
 --    come out as iterations end: not in index order, and not always in the same
---    order from run to run. (Iterations that never block would run without
---    interruption, one after another: Lua code between two blocking calls is
---    never interleaved.)
+--    order from run to run. (Iterations as short as printing a number would mostly
+--    end in index order: the thread that runs one usually takes the next one too.)
+--    Iterations run at the same time and may interleave at any instruction, so
+--    each records its number on a serial queue, one at a time.
 local count = 12
 local loopOrder, applyOrder = {}, {}
+local recorder = dispatch.queue("applyOrder")
 for i = 1, count do loopOrder[#loopOrder + 1] = i end
 print("for loop:            " .. table.concat(loopOrder, " "))
 dispatch.concurrent_perform(count, function(i)
   dispatch.sleep(scenario.delay(0.01) * ((i * 5) % 3))   -- uneven work
-  applyOrder[#applyOrder + 1] = i
+  recorder:sync(function() applyOrder[#applyOrder + 1] = i end)
 end)
 print("concurrent_perform:  " .. table.concat(applyOrder, " "))
 local seen, once = {}, true

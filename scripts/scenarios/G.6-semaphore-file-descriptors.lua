@@ -21,7 +21,9 @@
 -- The guide does not say where the code runs. Here it is 16 clients, each on a serial
 -- queue of its own (each has a thread of its own), so that nothing but the semaphore limits
 -- how many files are open at once. Each task keeps its file open until a fifth task has
--- started and waits on the semaphore: from then on, only the semaphore keeps it out.
+-- started and waits on the semaphore: from then on, only the semaphore keeps it out. The
+-- clients run at the same time, so they keep their counts on a serial queue, one change at a
+-- time.
 
 local dispatch = require("dispatch")
 local scenario = require("scenario")
@@ -55,6 +57,7 @@ end
 
 local open, peak, opened, failures = 0, 0, 0, 0
 local arrived = 0                          -- tasks started (bookkeeping)
+local counts = dispatch.queue("counts")    -- every change to the counts above, one at a time
 local beyondLimit = dispatch.semaphore(0)  -- signalled when task limit + 1 has started
 local limitReached = dispatch.semaphore(0) -- signalled when `limit` files are open
 local gate = dispatch.semaphore(0)         -- opened once both have happened
@@ -62,23 +65,28 @@ local group = dispatch.group()
 for i = 1, 16 do
   local client = dispatch.queue("com.example.client" .. i)
   client:async(function()
-    arrived = arrived + 1
-    if arrived == limit + 1 then beyondLimit:signal() end
+    counts:sync(function()
+      arrived = arrived + 1
+      if arrived == limit + 1 then beyondLimit:signal() end
+    end)
     -- Wait for a free file descriptor
     fd_sema:wait()
     local fd = dispatch.fd.open(path, "r")
     if not fd then
-      failures = failures + 1
+      counts:sync(function() failures = failures + 1 end)
     else
-      open = open + 1
-      opened = opened + 1
-      if open > peak then peak = open end
-      if opened == limit then limitReached:signal() end
+      local openNow = counts:sync(function()
+        open = open + 1
+        opened = opened + 1
+        if open > peak then peak = open end
+        if opened == limit then limitReached:signal() end
+        return open
+      end)
       local head = dispatch.fd.read(fd, 32)
-      print(string.format("task %2d: fd %d open (%d open now), read %d bytes", i, fd, open, head and #head or -1))
+      print(string.format("task %2d: fd %d open (%d open now), read %d bytes", i, fd, openNow, head and #head or -1))
       gate:wait(); gate:signal()             -- keep the file open until the gate opens
       dispatch.sleep(scenario.delay(0.2))    -- work with the file
-      open = open - 1
+      counts:sync(function() open = open - 1 end)
       -- Release the file descriptor when done
       dispatch.fd.close(fd)
     end
@@ -87,7 +95,9 @@ for i = 1, 16 do
 end
 
 local seen = limitReached:wait(30) and beyondLimit:wait(30)
-print(string.format("%d files are open and task %d has started: opening the gate", open, arrived))
+print(counts:sync(function()
+  return string.format("%d files are open and task %d has started: opening the gate", open, arrived)
+end))
 gate:signal()
 
 group:notify(dispatch.main, function()

@@ -11,11 +11,16 @@ local dispatch = require("dispatch")
 local scenario = require("scenario")
 
 local queue = dispatch.queue("com.example.SuspendableQueue")
-local events = {}
+-- The queue's blocks and the script run at the same time: they log on a serial queue, one
+-- event at a time.
+local events, log = {}, dispatch.queue("log")
 local function event(e)
-  events[#events + 1] = e
-  print(e)
+  log:sync(function()
+    events[#events + 1] = e
+    print(e)
+  end)
 end
+local function eventsSoFar() return log:sync(function() return { table.unpack(events) } end) end
 
 -- Block 1 is running when the queue gets suspended.
 local started = dispatch.semaphore(0)
@@ -35,16 +40,16 @@ for i = 2, 4 do
 end
 
 dispatch.sleep(scenario.delay(1.5))
-local n = #events
+local sofar = eventsSoFar()
 event("after a pause: nothing new ran")
-scenario.check(events[n] == "block 1 ends (suspending did not stop it)",
+scenario.check(sofar[#sofar] == "block 1 ends (suspending did not stop it)",
   "the running block finishes although the queue was suspended")
 
 queue:resume()                      -- count 1: still suspended
 event("resumed once (count 1)")
 dispatch.sleep(scenario.delay(0.5))
 local ranWhileSuspended = false
-for _, e in ipairs(events) do
+for _, e in ipairs(eventsSoFar()) do
   if e:match("^block [234]") then ranWhileSuspended = true end
 end
 scenario.check(not ranWhileSuspended, "nothing runs while the queue is suspended")
@@ -53,8 +58,8 @@ queue:resume()                      -- count 0: runs again
 event("resumed twice (count 0)")
 queue:sync(function() end)          -- FIFO: after blocks 2-4
 
-local tail = {}
-for i = #events - 2, #events do tail[#tail + 1] = events[i] end
+local tail, all = {}, eventsSoFar()
+for i = #all - 2, #all do tail[#tail + 1] = all[i] end
 scenario.check(table.concat(tail, "|") == "block 2 runs|block 3 runs|block 4 runs",
   "the held blocks run, in order, only after the last resume")
 

@@ -24,13 +24,15 @@
 -- holds its resource until a block beyond the limit has started (and waits on the semaphore):
 -- as the Handbook warns, every waiting block holds a thread, so the pool must grow for it (on
 -- Linux, libdispatch adds about one thread a second while all of them are blocked). From then
--- on only the semaphore keeps that block out.
+-- on only the semaphore keeps that block out. The blocks run at the same time, so they keep
+-- their counts on a serial queue, one change at a time.
 
 local dispatch = require("dispatch")
 local scenario = require("scenario")
 
 local limit, jobs = 2, 6
 local arrived = 0                          -- blocks started on a pool thread (bookkeeping)
+local counts = dispatch.queue("counts")    -- every change to the counts, one at a time
 local beyondLimit = dispatch.semaphore(0)  -- signalled when block limit + 1 has started
 
 local LimitedWorker = {}
@@ -45,8 +47,10 @@ end
 
 function LimitedWorker:enqueueWork(work)
   self.concurrentQueue:async(function()
-    arrived = arrived + 1
-    if arrived == limit + 1 then beyondLimit:signal() end
+    counts:sync(function()
+      arrived = arrived + 1
+      if arrived == limit + 1 then beyondLimit:signal() end
+    end)
     self.semaphore:wait()
     work()
     self.semaphore:signal()
@@ -64,24 +68,31 @@ local group = dispatch.group()   -- only to know when every job is done
 for i = 1, jobs do
   group:enter()
   worker:enqueueWork(function()
-    running = running + 1
-    if running > peak then peak = running end
-    if running == limit and not limitSeen then limitSeen = true; limitReached:signal() end
+    local runningNow = counts:sync(function()
+      running = running + 1
+      if running > peak then peak = running end
+      if running == limit and not limitSeen then limitSeen = true; limitReached:signal() end
+      return running
+    end)
     local t = dispatch.thread()
     threads[t.number] = true
-    print(string.format("job %d starts on %s, %d running", i, tostring(t), running))
+    print(string.format("job %d starts on %s, %d running", i, tostring(t), runningNow))
     gate:wait(); gate:signal()             -- hold the resource until the gate opens
     dispatch.sleep(scenario.delay(0.5))    -- use the limited resource
-    running = running - 1
-    finished = finished + 1
+    counts:sync(function()
+      running = running - 1
+      finished = finished + 1
+    end)
     group:leave()
   end)
 end
 
 local started = dispatch.now()
 local seen = limitReached:wait(30) and beyondLimit:wait(30)
-print(string.format("after %.2f s, %d jobs run and block %d has started on a pool thread: opening the gate",
-  dispatch.now() - started, running, arrived))
+print(counts:sync(function()
+  return string.format("after %.2f s, %d jobs run and block %d has started on a pool thread: opening the gate",
+    dispatch.now() - started, running, arrived)
+end))
 gate:signal()
 
 group:notify(dispatch.main, function()

@@ -29,11 +29,15 @@ local scenario = require("scenario")
 local someArray = { "alpha", "bravo", "charlie", "delta", "echo", "foxtrot" }
 local backgroundQueue = dispatch.global("default")
 
+-- The tasks run at the same time: they record what is done on a serial queue, one at a time.
+local records = dispatch.queue("records")
+local function record(list, item) records:sync(function() list[#list + 1] = item end) end
+
 -- Synchronous expensive work, for form 1.
 local done1 = {}
 local function performExpensiveWork(item)
   dispatch.sleep(scenario.delay(0.2))
-  done1[#done1 + 1] = item
+  record(done1, item)
   print("form 1: finished " .. item .. " on " .. tostring(dispatch.thread()))
 end
 
@@ -42,7 +46,7 @@ local done2 = {}
 local function performExpensiveAsyncWork(item, completionBlock)
   backgroundQueue:async(function()
     dispatch.sleep(scenario.delay(0.2))
-    done2[#done2 + 1] = item
+    record(done2, item)
     print("form 2: finished " .. item)
     completionBlock()
   end)

@@ -18,11 +18,13 @@
 --       }
 --   }
 --
--- Lua code between two blocking calls never interleaves, so a plain table
--- update cannot tear. To make the readers-writers problem visible, a write
--- here is a read-modify-write with a pause in the middle (as a Swift
--- Dictionary update is not atomic): it stores the object, pauses, then bumps
--- `count`. A reader checks that `count` matches the entries it can see.
+-- Blocks of the concurrent queue may interleave at any instruction, as threads
+-- do in Swift, but an update as short as one table store is rarely caught
+-- halfway. To make the readers-writers problem visible, a write here is a
+-- read-modify-write with a pause in the middle (as a Swift Dictionary update is
+-- not atomic): it stores the object, pauses, then bumps `count`. A reader
+-- checks that `count` matches the entries it can see. (The readers' own tallies
+-- are theirs alone until each adds them up, on a serial queue, at its end.)
 
 local dispatch = require("dispatch")
 local scenario = require("scenario")
@@ -76,6 +78,7 @@ end
 local function exercise(map, N, done)
   local group = dispatch.group()
   local reads = { total = 0, found = 0, inconsistent = 0 }
+  local tally = dispatch.queue(map.accessQueue.label .. ".tally")
   for i = 1, N do
     dispatch.global("default"):async(function()
       map:addObject({ ID = "id" .. i, name = "object " .. i })
@@ -87,13 +90,19 @@ local function exercise(map, N, done)
   -- about one thread a second.)
   for r = 1, 4 do
     dispatch.global("user_initiated"):async(function()
+      local total, found, inconsistent = 0, 0, 0
       for k = 1, 15 do
         local obj, consistent = map:object("id" .. ((r * 7 + k) % N + 1))
-        reads.total = reads.total + 1
-        if obj then reads.found = reads.found + 1 end
-        if not consistent then reads.inconsistent = reads.inconsistent + 1 end
+        total = total + 1
+        if obj then found = found + 1 end
+        if not consistent then inconsistent = inconsistent + 1 end
         dispatch.sleep(scenario.delay(0.005))
       end
+      tally:sync(function()
+        reads.total = reads.total + total
+        reads.found = reads.found + found
+        reads.inconsistent = reads.inconsistent + inconsistent
+      end)
     end, { group = group })
   end
   group:notify(dispatch.main, function()

@@ -18,7 +18,10 @@ local function date()   -- Date(), with the elapsed time since the start
     return string.format("%s (+%.2f s)", os.date("!%Y-%m-%d %H:%M:%S +0000"), dispatch.now() - t0)
 end
 
-local events = {}
+-- The two download tasks run at the same time (on the default global queue), so events are
+-- recorded on a serial queue, one at a time.
+local events, eventsQueue = {}, dispatch.queue("events")
+local function record(e) eventsQueue:sync(function() events[#events + 1] = e end) end
 local mainQueueLog = {}
 
 --- BookTags.printBookPreviousFiveTags: print the first five tags of a book tag JSON document
@@ -44,10 +47,10 @@ local function getBookTag(bookID)
         scenario.http_base(), bookID, scenario.delay(1))
     return dispatch.task(function()
         print(string.format("Task: download the information of book %s %s", bookID, date()))
-        events[#events + 1] = "start"
+        record("start")
         local data, status, err = httpGet(url)   -- the task waits here, holding no thread
         print("Download finished: " .. date())
-        events[#events + 1] = "end"
+        record("end")
         if err ~= nil or status ~= 200 or data == nil then
             error(string.format("download of book %s failed: %s (status %s)", bookID, tostring(err), tostring(status)))
         end
@@ -73,7 +76,7 @@ dispatch.task(function()
     local ok1, tags1 = download1:wait()
     local ok2, tags2 = download2:wait()
     print("Both downloads are done.\n")
-    events[#events + 1] = "both done"
+    record("both done")
 
     printTags("Xinhai: Shaking China", tags1)
     print()

@@ -30,10 +30,11 @@ describe("queues", function()
 
   it("a barrier waits for the blocks before it and holds back the ones after", function()
     local q = dispatch.queue{label = "conc", concurrent = true}
-    local log = {}
-    for i = 1, 4 do q:async(function() dispatch.sleep(0.01); log[#log + 1] = "r" end) end
-    q:barrier_async(function() log[#log + 1] = "B" end)
-    for i = 1, 4 do q:async(function() log[#log + 1] = "a" end) end
+    local log, logQueue = {}, dispatch.queue("log")   -- blocks of q may interleave: log one at a time
+    local function record(e) logQueue:sync(function() log[#log + 1] = e end) end
+    for i = 1, 4 do q:async(function() dispatch.sleep(0.01); record("r") end) end
+    q:barrier_async(function() record("B") end)
+    for i = 1, 4 do q:async(function() record("a") end) end
     q:barrier_sync(function() end)
     assert.are.equal("rrrrBaaaa", table.concat(log))
   end)
@@ -41,8 +42,10 @@ describe("queues", function()
   it("groups notify on the main queue once all blocks left", function()
     local q = dispatch.queue{label = "g", concurrent = true}
     local g = dispatch.group()
-    local n, seen = 0
-    for i = 1, 5 do q:async(function() dispatch.sleep(0.005 * i); n = n + 1 end, {group = g}) end
+    local n, seen, counter = 0, nil, dispatch.queue("counter")
+    for i = 1, 5 do
+      q:async(function() dispatch.sleep(0.005 * i); counter:sync(function() n = n + 1 end) end, {group = g})
+    end
     g:notify(dispatch.main, function() seen = {n, dispatch.thread().is_main} end)
     assert.is_false(dispatch.run())
     assert.are.same({5, true}, seen)

@@ -5,14 +5,16 @@ describe("semaphores", function()
   it("limit how many blocks run at once", function()
     local q = dispatch.queue{label = "limited", concurrent = true}
     local s, g = dispatch.semaphore(2), dispatch.group()
-    local inside, most = 0, 0
+    local inside, most, counts = 0, 0, dispatch.queue("counts")   -- changed one at a time
     for i = 1, 8 do
       q:async(function()
         s:wait()
-        inside = inside + 1
-        most = math.max(most, inside)
+        counts:sync(function()
+          inside = inside + 1
+          most = math.max(most, inside)
+        end)
         dispatch.sleep(0.01)
-        inside = inside - 1
+        counts:sync(function() inside = inside - 1 end)
         s:signal()
       end, {group = g})
     end
