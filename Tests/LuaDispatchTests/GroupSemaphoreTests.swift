@@ -9,10 +9,11 @@ final class GroupTests: XCTestCase {
         let run = runLua("""
             local g = dispatch.group()
             local q = dispatch.queue{label = "members", concurrent = true}
-            local done = 0
-            for i = 1, 5 do q:async(function() dispatch.sleep(0.005 * i); done = done + 1 end, {group = g}) end
+            local done, counter = 0, dispatch.queue("counter")   -- the members may interleave
+            local function count() counter:sync(function() done = done + 1 end) end
+            for i = 1, 5 do q:async(function() dispatch.sleep(0.005 * i); count() end, {group = g}) end
             g:enter()
-            dispatch.global():after(0.04, function() done = done + 1; g:leave() end)
+            dispatch.global():after(0.04, function() count(); g:leave() end)
             g:notify(dispatch.main, function() t.record(done) end)
             """)
         assertClean(run)
@@ -86,14 +87,16 @@ final class SemaphoreTests: XCTestCase {
             local s = dispatch.semaphore(2)
             local q = dispatch.queue{label = "limited", concurrent = true}
             local g = dispatch.group()
-            local inside, peak = 0, 0
+            local inside, peak, counts = 0, 0, dispatch.queue("counts")   -- changed one at a time
             for i = 1, 8 do
               q:async(function()
                 s:wait()
-                inside = inside + 1
-                if inside > peak then peak = inside end
+                counts:sync(function()
+                  inside = inside + 1
+                  if inside > peak then peak = inside end
+                end)
                 dispatch.sleep(0.01)
-                inside = inside - 1
+                counts:sync(function() inside = inside - 1 end)
                 s:signal()
               end, {group = g})
             end

@@ -86,7 +86,8 @@ final class LifetimeTests: XCTestCase {
             for round = 1, 20 do
               local q = dispatch.queue{label = "tmp" .. round, concurrent = round % 2 == 0}
               local g = dispatch.group()
-              for i = 1, 50 do q:async(function() total = total + 1 end, {group = g}) end
+              local counter = dispatch.queue("counter" .. round)   -- blocks of a concurrent q may interleave
+              for i = 1, 50 do q:async(function() counter:sync(function() total = total + 1 end) end, {group = g}) end
               g:wait()
               if round % 5 == 0 then collectgarbage() end
             end

@@ -67,6 +67,7 @@ final class ProcessExitTests: XCTestCase {
             local kids = require("kids")
             local g = dispatch.group()
             local reported, reaped = 0, 0
+            local counts = dispatch.queue("counts")   -- the handlers run on many queues at once
             local sources = {}
             for i = 1, 500 do
               local pid = kids.spawn()
@@ -74,8 +75,11 @@ final class ProcessExitTests: XCTestCase {
               g:enter()
               local s
               s = dispatch.source.process{pid = pid, queue = q, handler = function()
-                reported = reported + 1
-                if kids.reap(pid) then reaped = reaped + 1 end
+                local wasReaped = kids.reap(pid)
+                counts:sync(function()
+                  reported = reported + 1
+                  if wasReaped then reaped = reaped + 1 end
+                end)
                 s:cancel()
               end, cancel_handler = function() g:leave() end}
               sources[i] = s

@@ -47,12 +47,13 @@ final class QueueTests: XCTestCase {
     func testBarrierWaitsForEarlierBlocksAndHoldsLaterOnes() {
         let run = runLua("""
             local q = dispatch.queue{label = "barrier", concurrent = true}
-            local events = {}
-            for i = 1, 3 do q:async(function() dispatch.sleep(0.01 * i); events[#events + 1] = "end" .. i end) end
+            local events, log = {}, dispatch.queue("log")   -- blocks of q may interleave: one event at a time
+            local function record(e) log:sync(function() events[#events + 1] = e end) end
+            for i = 1, 3 do q:async(function() dispatch.sleep(0.01 * i); record("end" .. i) end) end
             q:barrier_async(function()
-              events[#events + 1] = "barrier start"; dispatch.sleep(0.02); events[#events + 1] = "barrier end"
+              record("barrier start"); dispatch.sleep(0.02); record("barrier end")
             end)
-            for i = 4, 6 do q:async(function() events[#events + 1] = "start" .. i end) end
+            for i = 4, 6 do q:async(function() record("start" .. i) end) end
             q:barrier_sync(function() end)
             for _, e in ipairs(events) do t.record(e) end
             """)
@@ -68,8 +69,14 @@ final class QueueTests: XCTestCase {
     func testAsyncBarrierOptionIsABarrier() {
         let run = runLua("""
             local q = dispatch.queue{label = "opt", concurrent = true}
-            local running, seen = 0, 0
-            for i = 1, 4 do q:async(function() running = running + 1; dispatch.sleep(0.01); running = running - 1 end) end
+            local running, seen, counts = 0, 0, dispatch.queue("counts")
+            for i = 1, 4 do
+              q:async(function()
+                counts:sync(function() running = running + 1 end)
+                dispatch.sleep(0.01)
+                counts:sync(function() running = running - 1 end)
+              end)
+            end
             q:async(function() seen = running end, {barrier = true})
             q:barrier_sync(function() t.record(seen) end)
             """)
@@ -233,7 +240,8 @@ final class QueueTests: XCTestCase {
         let run = runLua("""
             local q = dispatch.queue{label = "members", concurrent = true}
             local g, n = dispatch.group(), 0
-            for i = 1, 50 do q:async(function() dispatch.sleep(0.001); n = n + 1 end, {group = g}) end
+            local counter = dispatch.queue("counter")   -- the blocks of q may interleave
+            for i = 1, 50 do q:async(function() dispatch.sleep(0.001); counter:sync(function() n = n + 1 end) end, {group = g}) end
             g:notify(dispatch.main, function() t.record(n) end)
             """)
         assertClean(run)
@@ -242,14 +250,14 @@ final class QueueTests: XCTestCase {
 
     func testConcurrentPerformCallsEachIndexOnceAndRaisesAfterAll() {
         let run = runLua("""
-            local seen, count = {}, 0
-            dispatch.concurrent_perform(100, function(i) seen[i] = (seen[i] or 0) + 1; count = count + 1 end)
+            local seen, count, counter = {}, 0, dispatch.queue("counter")   -- iterations may interleave
+            dispatch.concurrent_perform(100, function(i) seen[i] = (seen[i] or 0) + 1; counter:sync(function() count = count + 1 end) end)
             local once = true
             for i = 1, 100 do if seen[i] ~= 1 then once = false end end
             t.record(count, once)
             local ran = 0
             local ok, err = pcall(dispatch.concurrent_perform, 10, function(i)
-              ran = ran + 1
+              counter:sync(function() ran = ran + 1 end)
               if i == 3 then error("iteration three") end
             end)
             t.record(ok, ran, tostring(err):find("iteration three", 1, true) ~= nil)

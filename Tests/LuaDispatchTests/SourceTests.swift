@@ -362,13 +362,14 @@ final class SourceTests: XCTestCase {
     func testConcurrentMergesSuspendsAndCancels() {
         let out = IOHarness().run("""
             local n, cancelled = 0, 0
+            local counts = dispatch.queue("counts")   -- the handlers run on 100 queues at once
             local g = dispatch.group()
             for i = 1, 100 do
               local q = dispatch.queue("q" .. i)
               local s = dispatch.source.data_add{queue = q}
               g:enter()
-              s:set_event_handler(function() n = n + s.data end)
-              s:set_cancel_handler(function() cancelled = cancelled + 1; g:leave() end)
+              s:set_event_handler(function() local d = s.data; counts:sync(function() n = n + d end) end)
+              s:set_cancel_handler(function() counts:sync(function() cancelled = cancelled + 1 end); g:leave() end)
               s:resume()
               dispatch.global():async(function()
                 for k = 1, 10 do

@@ -156,10 +156,11 @@ final class TaskTests: XCTestCase {
         let run = runLua("""
             local g = dispatch.group()
             local q = dispatch.queue{label = "fillers", concurrent = true}
-            local done = 0
-            for i = 1, 6 do q:async(function() dispatch.sleep(0.01 * i); done = done + 1 end, {group = g}) end
+            local done, counter = 0, dispatch.queue("counter")   -- the fillers may interleave
+            local function count() counter:sync(function() done = done + 1 end) end
+            for i = 1, 6 do q:async(function() dispatch.sleep(0.01 * i); count() end, {group = g}) end
             g:enter()
-            dispatch.global():after(0.08, function() done = done + 1; g:leave() end)
+            dispatch.global():after(0.08, function() count(); g:leave() end)
             local task = dispatch.task(function()
               local early = {g:wait(0.001)}
               local ok = g:wait()
@@ -180,11 +181,11 @@ final class TaskTests: XCTestCase {
               return tonumber(s:match("Threads:%s*(%d+)"))
             end
             local before = threads()
-            local n, done = 1000, 0
+            local n, done, counter = 1000, 0, dispatch.queue("counter")   -- the tasks may interleave
             local gate = dispatch.semaphore(0)
             local tasks = {}
             for i = 1, n do
-              tasks[i] = dispatch.task(function() gate:wait(); done = done + 1 end)
+              tasks[i] = dispatch.task(function() gate:wait(); counter:sync(function() done = done + 1 end) end)
             end
             dispatch.sleep(0.3)                    -- every task is now suspended on the gate
             local during = threads()
@@ -202,11 +203,12 @@ final class TaskTests: XCTestCase {
     /// iteration and another task alike.
     func testTasksStartFromEveryKindOfCaller() {
         let run = runLua("""
-            local results = {}
+            local results, log = {}, dispatch.queue("results")   -- the tasks may interleave
             local function start(from)
               dispatch.task(function()
                 dispatch.sleep(0.001)
-                results[#results + 1] = from .. (dispatch.in_task() and "+" or "-")
+                local r = from .. (dispatch.in_task() and "+" or "-")
+                log:sync(function() results[#results + 1] = r end)
               end)
             end
             start("chunk")
@@ -217,7 +219,7 @@ final class TaskTests: XCTestCase {
             dispatch.concurrent_perform(2, function(i) start("perform" .. i) end)
             dispatch.task(function() start("task") end)
             local deadline = dispatch.now() + 10
-            while #results < 6 and dispatch.now() < deadline do dispatch.sleep(0.01) end
+            while log:sync(function() return #results end) < 6 and dispatch.now() < deadline do dispatch.sleep(0.01) end
             table.sort(results)
             t.record(table.concat(results, " "))
             """, timeout: 20)

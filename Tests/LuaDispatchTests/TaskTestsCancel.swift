@@ -30,9 +30,9 @@ final class TaskCancelTests: XCTestCase {
     ///
     /// The task is cancelled once it is in its sleep, not after a fixed delay: under load a
     /// task may not even have started 50 ms after it was submitted, and a task cancelled
-    /// before it starts never runs. It signals `inWait` right before the sleep; code between
-    /// blocking calls is atomic under the interpreter lock, so when the main thread gets the
-    /// lock back after `inWait:wait()` the task is suspended in that sleep.
+    /// before it starts never runs. It signals `inWait` right before the sleep; the task may
+    /// still be switched out between the signal and the sleep, so the main thread then waits
+    /// until the task says it is suspended (in that sleep, its only wait after the signal).
     func testCancellingMidWaitRaisesInThatWaitOnce() {
         let run = runLua("""
             local s = dispatch.semaphore(0)
@@ -46,6 +46,8 @@ final class TaskCancelTests: XCTestCase {
               return ok, err, waited < 5, again[2]
             end)
             assert(inWait:wait(10), "the task did not reach its sleep within 10 s")
+            local deadline = dispatch.now() + 10
+            while not tostring(task):find("suspended") and dispatch.now() < deadline do dispatch.sleep(0.001) end
             task:cancel()
             t.record(task:wait())
             t.record(task:is_cancelled())

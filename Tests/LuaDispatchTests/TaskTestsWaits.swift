@@ -65,29 +65,32 @@ final class TaskWaitTests: XCTestCase {
         let run = runLua("""
             local s = dispatch.semaphore(0)
             local passed, started = 0, 0
+            local counts = dispatch.queue("counts")   -- the waiters run at the same time
+            local function count(name) counts:sync(function() if name == "started" then started = started + 1 else passed = passed + 1 end end) end
+            local function get() return counts:sync(function() return started, passed end) end
             local g = dispatch.group()
             -- serial queues each get a thread of their own, so all three threads block in s:wait
             for i = 1, 3 do
-              dispatch.queue("thread" .. i):async(function() started = started + 1; s:wait(); passed = passed + 1 end, {group = g})
+              dispatch.queue("thread" .. i):async(function() count("started"); s:wait(); count("passed") end, {group = g})
             end
             local tq = dispatch.queue("tasks")
             local tasks = {}
-            for i = 1, 3 do tasks[i] = dispatch.task(function() s:wait(); passed = passed + 1 end, tq) end
+            for i = 1, 3 do tasks[i] = dispatch.task(function() s:wait(); count("passed") end, tq) end
             local function suspended()
               for i = 1, 3 do if not tostring(tasks[i]):find("suspended") then return false end end
               return true
             end
             local deadline = dispatch.now() + 10
-            while (started < 3 or not suspended()) and dispatch.now() < deadline do dispatch.sleep(0.01) end
+            while (get() < 3 or not suspended()) and dispatch.now() < deadline do dispatch.sleep(0.01) end
             dispatch.sleep(0.1)
             local woke = 0
             for i = 1, 4 do if s:signal() then woke = woke + 1 end end
             dispatch.sleep(0.2)
-            t.record("after 4 signals", passed, woke)
+            t.record("after 4 signals", select(2, get()), woke)
             for i = 1, 2 do s:signal() end
             g:wait()
             for i = 1, 3 do tasks[i]:wait() end
-            t.record("after 6", passed, tostring(s))
+            t.record("after 6", select(2, get()), tostring(s))
             """, timeout: 20)
         assertClean(run)
         XCTAssertEqual(run.records[0], ["after 4 signals", 4, 4])

@@ -66,8 +66,14 @@ final class WorkItemTests: XCTestCase {
     func testBarrierItemOnAConcurrentQueue() {
         let run = runLua("""
             local q = dispatch.queue{label = "cq", concurrent = true}
-            local running, seen = 0, -1
-            for i = 1, 3 do q:async(function() running = running + 1; dispatch.sleep(0.01); running = running - 1 end) end
+            local running, seen, counts = 0, -1, dispatch.queue("counts")   -- blocks of q may interleave
+            for i = 1, 3 do
+              q:async(function()
+                counts:sync(function() running = running + 1 end)
+                dispatch.sleep(0.01)
+                counts:sync(function() running = running - 1 end)
+              end)
+            end
             q:async(dispatch.work_item(function() seen = running end, {barrier = true}))
             q:barrier_sync(function() t.record(seen) end)
             """)

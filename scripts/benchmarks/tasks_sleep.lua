@@ -11,14 +11,19 @@ local budget = tonumber(args[3] or "") or 1.5
 assert(mode == "tasks" or mode == "blocks", "mode: tasks or blocks")
 
 local done, t0 = 0, dispatch.now()
+local counter = dispatch.queue("done")   -- the sleepers end at the same time: counted one at a time
 local function report()
-  print(string.format("%s: %d of %d sleeps done in %.3f s", mode, done, n, dispatch.now() - t0))
+  local count = counter:sync(function() return done end)
+  print(string.format("%s: %d of %d sleeps done in %.3f s", mode, count, n, dispatch.now() - t0))
   dispatch.exit(0)
+end
+local function count()
+  done = done + 1
+  if done == n then dispatch.main:async(report) end
 end
 local function sleeper()
   dispatch.sleep(1)
-  done = done + 1
-  if done == n then dispatch.main:async(report) end
+  counter:async(count)
 end
 for i = 1, n do
   if mode == "tasks" then dispatch.task(sleeper) else dispatch.global():async(sleeper) end
