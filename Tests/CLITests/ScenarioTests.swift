@@ -8,7 +8,7 @@ final class ScenarioTests: XCTestCase {
         let r = try CLI.run(["scenarios", "list"])
         XCTAssertEqual(r.status, 0, r.stderr)
         let lines = r.stdout.split(separator: "\n")
-        XCTAssertEqual(lines.count, 56)
+        XCTAssertEqual(lines.count, 57)
         XCTAssertTrue(lines.first?.hasPrefix("3.1 ") ?? false, "\(lines.first ?? "")")
         XCTAssertTrue(lines.last?.hasPrefix("T.1 ") ?? false, "\(lines.last ?? "")")
         for line in lines {
@@ -23,7 +23,7 @@ final class ScenarioTests: XCTestCase {
         let r = try CLI.run(["scenarios", "run", "--all", "--check", "--scale", "0.05", "--size", "4194304"],
                             timeout: 600)
         let last = r.stdout.split(separator: "\n").last.map(String.init) ?? ""
-        XCTAssertEqual(last, "56 passed, 0 failed", String(r.stdout.suffix(3000)) + r.stderr)
+        XCTAssertEqual(last, "57 passed, 0 failed", String(r.stdout.suffix(3000)) + r.stderr)
         XCTAssertEqual(r.status, 0)
         XCTAssertFalse(r.stdout.contains("FAILED"), r.stdout)
         var oks: [String: Int] = [:], id = ""
@@ -32,7 +32,7 @@ final class ScenarioTests: XCTestCase {
             if line.hasPrefix("ok: ") { oks[id, default: 0] += 1 }
         }
         let declared = try Self.declaredChecks()
-        XCTAssertEqual(declared.count, 56)
+        XCTAssertEqual(declared.count, 57)
         for (id, n) in declared { XCTAssertEqual(oks[id] ?? 0, n, "scenario \(id): ok lines") }
     }
 
@@ -156,7 +156,7 @@ final class ScenarioTests: XCTestCase {
     /// Every bundled scenario declares how many checks it makes.
     func testEveryBundledScenarioDeclaresItsChecks() throws {
         let declared = try Self.declaredChecks()
-        XCTAssertEqual(declared.count, 56)
+        XCTAssertEqual(declared.count, 57)
         XCTAssertTrue(declared.values.allSatisfy { $0 > 0 }, "\(declared)")
     }
 

@@ -20,13 +20,13 @@ struct ScenarioCatalogue {
             // A malformed header is reported when the scenario runs; the list shows the file.
             let title = (try? ScenarioHeader(path: path))?.title ?? file
             return Scenario(id: String(file[..<dash]), title: title, path: path)
-        }.sorted { Self.order($0.id) < Self.order($1.id) }
+        }.sorted { Self.order($0.id) < Self.order($1.id) || (Self.order($0.id) == Self.order($1.id) && $0.id < $1.id) }
     }
 
     func scenario(_ id: String) -> Scenario? { scenarios.first { $0.id == id } }
 
     /// Catalogue order: numbered sections, then the appendix, the Handbook, the guide, the book,
-    /// the network scenarios.
+    /// the network scenarios, then the project's own (by id).
     static func order(_ id: String) -> (Int, Int) {
         let parts = id.split(separator: ".")
         let major = parts.first.map(String.init) ?? ""
