@@ -169,6 +169,14 @@ final class ScenarioMutationTests: XCTestCase {
                         because: "FAILED: timed out after 5.01 s; still pending:", runs: 1)
     }
 
+    /// Switching turned off in the script (whatever LUADISPATCH_SWITCH_INTERVAL says): the
+    /// computing block keeps the interpreter until it ends, and the main-queue timer freezes.
+    func testSwitchingOffS_1() throws {
+        try assertFails("S.1", [("local INTERVAL = 0.01\n", "local INTERVAL = 0.01\ndispatch.switch_interval(0)\n")],
+                        because: "FAILED: the main-queue timer kept ticking while the block computed",
+                        "FAILED: the longest gap between ticks stays far below the length of the computation")
+    }
+
     // MARK: the harness
 
     /// Runs the scenario `id` with `edits` applied `runs` times at `--scale 0.05` and asserts
