@@ -30,27 +30,38 @@ final class BlockingCallsCLITests: XCTestCase {
         }
     }
 
-    /// The main chunk waits in each call while a timer ticks on a queue of its own.
+    /// The main chunk waits in each call while a timer ticks on a queue of its own. Each call
+    /// waits until the ticker has ticked 15 times during it (the ticker makes a gate file that
+    /// the call's shell command waits for; 10 s at most): a call that releases the interpreter
+    /// sees 15 ticks however little time a loaded machine gives the ticker, and one that held it
+    /// would keep the gate shut and see none.
     private static let ticking = """
-        local ticks = 0
-        local timer = dispatch.source.timer{interval = 0.02, queue = dispatch.queue("ticker"),
-                                            handler = function() ticks = ticks + 1 end}
+        local gate = os.tmpname()
+        local ticks, before = 0, nil
+        local timer = dispatch.source.timer{interval = 0.02, queue = dispatch.queue("ticker"), handler = function()
+          ticks = ticks + 1
+          if before and ticks - before >= 15 then before = nil; assert(io.open(gate, "w")):close() end
+        end}
         timer:resume()
         dispatch.sleep(0.05)
+        local WAIT = string.format("i=0; while [ ! -e %s ] && [ $i -lt 500 ]; do sleep 0.02; i=$((i+1)); done", gate)
         local function ticked(label, call)
-          local before = ticks
+          os.remove(gate)
+          local start = ticks
+          before = start
           local results = table.pack(call())
           for i = 1, results.n do results[i] = tostring(results[i]) end
-          print(label, ticks - before >= 15, table.concat(results, " "))
+          print(label, ticks - start >= 15, table.concat(results, " "))
         end
-        ticked("execute", function() return os.execute("sleep 0.6") end)
-        ticked("popen", function() return io.popen("sleep 0.6; echo hi"):read("l") end)
-        ticked("pclose", function() return io.popen("sleep 0.6; exit 4"):close() end)
+        ticked("execute", function() return os.execute(WAIT) end)
+        ticked("popen", function() return io.popen(WAIT .. "; echo hi"):read("l") end)
+        ticked("pclose", function() return io.popen(WAIT .. "; exit 4"):close() end)
         ticked("write", function()
-          local f = io.popen("sleep 0.6; cat > /dev/null", "w")
+          local f = io.popen(WAIT .. "; cat > /dev/null", "w")
           return f:write(string.rep("x", 1 << 20)) == f, f:close()
         end)
         timer:cancel()
+        os.remove(gate)
         """
 
     private static let tickingOutput = """
@@ -105,17 +116,24 @@ final class BlockingCallsCLITests: XCTestCase {
     private static let pair = """
         local blocker = require "blocker"
         local dispatch = require "dispatch"
-        local ticks = 0
-        local timer = dispatch.source.timer{interval = 0.02, queue = dispatch.queue("ticker"),
-                                            handler = function() ticks = ticks + 1 end}
+        local gate = os.tmpname()
+        local ticks, before = 0, nil
+        local timer = dispatch.source.timer{interval = 0.02, queue = dispatch.queue("ticker"), handler = function()
+          ticks = ticks + 1
+          if before and ticks - before >= 15 then before = nil; assert(io.open(gate, "w")):close() end
+        end}
         timer:resume()
         dispatch.sleep(0.05)
         for _, name in ipairs{"sleep", "sleep_macro", "sleep_held"} do
-          local before = ticks
-          local released = blocker[name](0.6)
-          print(name, released, ticks - before >= 15, ticks - before <= 3)
+          os.remove(gate)
+          local start = ticks
+          if name ~= "sleep_held" then before = start end
+          -- The releasing calls wait for the gate, 10 s at most; the holding one 0.6 s.
+          local released = blocker[name](name == "sleep_held" and 0.6 or 10, gate)
+          print(name, released, ticks - start >= 15, ticks - start <= 3)
         end
         timer:cancel()
+        os.remove(gate)
         """
 
     private static let pairOutput = """
