@@ -14,6 +14,8 @@
 // the runtime is still reported.
 #include "luashim.h"
 
+#include <stdatomic.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +64,8 @@ typedef struct ld_pool {
     // (out of memory) keeps the bigger block, as Lua requires of a shrink.
     size_t nposers;
     void *posers[LD_POSERS];
+    ld_budget *budget;               // the interpreter's memory limit, or NULL
+    int64_t credit;                  // bytes taken from the budget and not used yet
 } ld_pool;
 
 static inline size_t class_of(size_t size) { return (size - 1) / LD_POOL_GRAIN; }
@@ -188,10 +192,79 @@ static int take_poser(ld_pool *p, void *block) {
     return 0;
 }
 
+// MARK: the memory limit
+
+// Every state of an interpreter charges one budget. A state takes the budget's bytes in chunks
+// and uses them up with plain arithmetic (its allocations all happen under its own lock), so
+// the shared counter is touched once per chunk, not once per allocation; a state gives back
+// what it holds beyond two chunks. The limit is exact to a couple of chunks per state.
+#define LD_BUDGET_CHUNK ((int64_t)64 * 1024)
+
+struct ld_budget {
+    _Atomic int64_t used;
+    int64_t limit;
+    _Atomic int refs;  // the runtimes charging it: an interpreter and its workers
+};
+
+__thread int ld_alloc_enforced;
+
+ld_budget *ld_budget_new(int64_t limit) {
+    ld_budget *b = calloc(1, sizeof *b);
+    if (b == NULL) abort();
+    b->limit = limit;
+    b->refs = 1;
+    return b;
+}
+
+ld_budget *ld_budget_retain(ld_budget *b) {
+    atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
+    return b;
+}
+
+void ld_budget_release(ld_budget *b) {
+    if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1) free(b);
+}
+
+int64_t ld_budget_used(ld_budget *b) { return atomic_load_explicit(&b->used, memory_order_relaxed); }
+int64_t ld_budget_limit(ld_budget *b) { return b->limit; }
+
+int ld_budget_charge(ld_budget *b, int64_t n, int force) {
+    int64_t used = atomic_fetch_add_explicit(&b->used, n, memory_order_relaxed) + n;
+    if (used <= b->limit || force) return 1;
+    atomic_fetch_sub_explicit(&b->used, n, memory_order_relaxed);
+    return 0;
+}
+
+void ld_budget_refund(ld_budget *b, int64_t n) { atomic_fetch_sub_explicit(&b->used, n, memory_order_relaxed); }
+
+// `n` more bytes for a state holding `*credit`: 0 when the limit refuses them (only while Lua
+// code runs: elsewhere the runtime's own allocations must not fail, see ld_alloc_enforced).
+static int take_bytes(ld_budget *b, int64_t *credit, int64_t n) {
+    if (*credit >= n) {
+        *credit -= n;
+        return 1;
+    }
+    int64_t need = n - *credit, chunk = need > LD_BUDGET_CHUNK ? need : LD_BUDGET_CHUNK;
+    if (!ld_budget_charge(b, chunk, 0)) {
+        chunk = need;  // the last bytes below the limit
+        if (!ld_budget_charge(b, chunk, !ld_alloc_enforced)) return 0;
+    }
+    *credit += chunk - n;
+    return 1;
+}
+
+static void give_bytes(ld_budget *b, int64_t *credit, int64_t n) {
+    *credit += n;
+    if (*credit > 2 * LD_BUDGET_CHUNK) {
+        int64_t back = *credit - LD_BUDGET_CHUNK;
+        *credit -= back;
+        ld_budget_refund(b, back);
+    }
+}
+
 // lua_Alloc: `osize` is the block's size whenever `ptr` is not NULL (Lua 5.4's contract), so
 // whether a block is small is known without a header, and its page by its address.
-static void *pool_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-    ld_pool *p = ud;
+static void *pool_alloc_raw(ld_pool *p, void *ptr, size_t osize, size_t nsize) {
     if (ptr == NULL) {
         if (nsize == 0) return NULL;
         return nsize <= LD_POOL_MAX ? pool_take(p, nsize) : malloc(nsize);
@@ -221,6 +294,45 @@ static void *pool_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     memcpy(block, ptr, osize < nsize ? osize : nsize);
     if (small) pool_give(p, ptr);
     else free(ptr);
+    return block;
+}
+
+static void *pool_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+    ld_pool *p = ud;
+    if (p->budget == NULL) return pool_alloc_raw(p, ptr, osize, nsize);
+    // When `ptr` is NULL, `osize` is the kind of object, not a size.
+    int64_t before = ptr != NULL ? (int64_t)osize : 0, delta = (int64_t)nsize - before;
+    if (delta > 0 && !take_bytes(p->budget, &p->credit, delta)) return NULL;
+    void *block = pool_alloc_raw(p, ptr, osize, nsize);
+    if (block == NULL && nsize != 0) {
+        if (delta > 0) give_bytes(p->budget, &p->credit, delta);
+    } else if (delta < 0) {
+        give_bytes(p->budget, &p->credit, -delta);
+    }
+    return block;
+}
+
+// The C library's blocks, counted: the allocator under AddressSanitizer, when there is a budget.
+typedef struct {
+    ld_budget *budget;
+    int64_t credit;
+} ld_counted;
+
+static void *counted_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+    ld_counted *c = ud;
+    int64_t before = ptr != NULL ? (int64_t)osize : 0, delta = (int64_t)nsize - before;
+    if (nsize == 0) {
+        free(ptr);
+        if (before > 0) give_bytes(c->budget, &c->credit, before);
+        return NULL;
+    }
+    if (delta > 0 && !take_bytes(c->budget, &c->credit, delta)) return NULL;
+    void *block = realloc(ptr, nsize);
+    if (block == NULL) {
+        if (delta > 0) give_bytes(c->budget, &c->credit, delta);
+        return NULL;
+    }
+    if (delta < 0) give_bytes(c->budget, &c->credit, -delta);
     return block;
 }
 
@@ -269,29 +381,48 @@ static void warn_on(void *ud, const char *message, int tocont) {
     warn_cont(ud, message, tocont);
 }
 
-lua_State *ld_newstate(void) {
+lua_State *ld_newstate(void) { return ld_newstate_budget(NULL); }
+
+lua_State *ld_newstate_budget(ld_budget *budget) {
+    lua_State *L;
 #ifdef LD_POOL_DISABLED
-    return luaL_newstate();
+    if (budget == NULL) return luaL_newstate();
+    ld_counted *c = calloc(1, sizeof(ld_counted));
+    if (c == NULL) return NULL;
+    c->budget = budget;
+    L = lua_newstate(counted_alloc, c);
+    if (L == NULL) {
+        free(c);
+        return NULL;
+    }
 #else
     ld_pool *p = calloc(1, sizeof(ld_pool));
     if (p == NULL) return NULL;
-    lua_State *L = lua_newstate(pool_alloc, p);
+    p->budget = budget;
+    L = lua_newstate(pool_alloc, p);
     if (L == NULL) {
         free(p);
         return NULL;
     }
+#endif
     lua_atpanic(L, panic);
     lua_setwarnf(L, warn_off, L);
     return L;
-#endif
 }
 
 size_t ld_closestate(lua_State *L) {
     void *ud = NULL;
     lua_Alloc f = lua_getallocf(L, &ud);
     lua_close(L);
+    if (f == counted_alloc) {
+        ld_counted *c = ud;
+        ld_budget_refund(c->budget, c->credit);
+        free(c);
+        return 0;
+    }
     if (f != pool_alloc) return 0;
     ld_pool *p = ud;
+    if (p->budget != NULL) ld_budget_refund(p->budget, p->credit);
     size_t live = p->live;  // closing frees every block: anything left is a leak
     for (ld_region *r = p->regions, *next; r != NULL; r = next) {
         next = r->next;

@@ -32,23 +32,36 @@ int ld_call_status(void) { return call_status; }
 
 static int finish(lua_State *L, int n);
 
+// Runs binding `id`: Swift code, in which an allocation must never raise (a memory error would
+// unwind through its frames), so the memory limit does not apply while it runs.
+static inline int run_entry(lua_State *L, int id) {
+    int enforced = ld_alloc_enforced;
+    ld_alloc_enforced = 0;
+    int n = entry(L, id);
+    ld_alloc_enforced = enforced;
+    return n;
+}
+
 // Runs a binding's continuation (its id is the context) when the coroutine is resumed or the
 // function it called returns; the stack is the binding's own, as it left it.
 static int continuation(lua_State *L, int status, lua_KContext ctx) {
     call_status = status == LUA_YIELD ? LUA_OK : status;
-    return finish(L, entry(L, (int)ctx));
+    return finish(L, run_entry(L, (int)ctx));
 }
 
 static int finish(lua_State *L, int n) {
     while (n == LD_CALL || n == LD_PCALL) {
         int k = next_continuation;
+        int enforced = ld_alloc_enforced;
+        ld_alloc_enforced = 1;  // Lua code again
         if (n == LD_CALL) {
             lua_callk(L, next_nargs, LUA_MULTRET, k, continuation);
             call_status = LUA_OK;
         } else {
             call_status = lua_pcallk(L, next_nargs, LUA_MULTRET, 0, k, continuation);
         }
-        n = entry(L, k);
+        ld_alloc_enforced = enforced;
+        n = run_entry(L, k);
     }
     if (n >= 0) return n;
     if (n == LD_SUSPEND) return lua_yieldk(L, 0, next_continuation, continuation);
@@ -62,7 +75,7 @@ static int finish(lua_State *L, int n) {
 
 static int trampoline(lua_State *L) {
     int id = (int)lua_tointegerx(L, lua_upvalueindex(1), NULL);
-    int n = entry(L, id);
+    int n = run_entry(L, id);
     if (n >= 0) return n;
     return finish(L, n);
 }
@@ -83,7 +96,10 @@ static int submit_trampoline(lua_State *L) {
     if (lua_gettop(L) == 2 && lua_type(L, 2) == LUA_TFUNCTION) {
         void **object = ld_object_at(L, 1, submit_tag);
         if (object != NULL && *object != NULL) {
+            int enforced = ld_alloc_enforced;
+            ld_alloc_enforced = 0;
             void *record = submit_fn(L, *object);
+            ld_alloc_enforced = enforced;
             if (record != NULL) {
                 ld_record_store(L, record, 2);  // the slab's table it leaves is dropped on return
                 return 0;
@@ -210,6 +226,18 @@ int ld_openlibs(lua_State *L) {
         }
     }
     return 0;
+}
+
+static int collect(lua_State *L) {
+    lua_gc(L, LUA_GCCOLLECT, 0);
+    return 0;
+}
+
+int ld_gc_collect(lua_State *L) {
+    lua_pushcfunction(L, collect);
+    int status = ld_pcall(L, 0, 0, 0);
+    if (status != LUA_OK) lua_pop(L, 1);
+    return status;
 }
 
 int ld_error_string(lua_State *L, const char *message) {

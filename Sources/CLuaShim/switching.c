@@ -44,6 +44,7 @@ typedef ld_running_entry running;
 __thread ld_running_entry ld_running_stack[LD_MAX_RUNNING];
 __thread int ld_running_depth, ld_running_ready;
 __thread volatile int ld_running_busy, ld_running_pending;
+volatile int ld_terminations;
 #define stack ld_running_stack
 #define depth ld_running_depth
 #define busy ld_running_busy
@@ -84,7 +85,8 @@ static void hook_innermost(void) {
     pending = 0;
     ld_lock *lock = ld_lock_held();
     if (lock == NULL || depth == 0 || depth > MAX_RUNNING) return;
-    if (!(atomic_load_explicit(&ld_lock_state(lock)->requests, memory_order_relaxed) & LD_REQUEST_SWITCH)) return;
+    if (!(atomic_load_explicit(&ld_lock_state(lock)->requests, memory_order_relaxed) & (LD_REQUEST_SWITCH | LD_REQUEST_TERMINATE)))
+        return;
     running *e = &stack[depth - 1];
     lua_Hook current = lua_gethook(e->L);
     if (current == switch_hook) return;
@@ -125,7 +127,22 @@ lua_State *ld_running_innermost(void) {
 
 static ld_yield_fn yield_fn;
 
+/// Raises the termination message at the running instruction. The hook stays, so the code
+/// raises again at each instruction until it has unwound (a `pcall` cannot swallow it).
+static void raise_termination(lua_State *L, ld_lock_shared *s) {
+    const char *message = atomic_load_explicit(&s->termination, memory_order_relaxed);
+    luaL_where(L, 1);
+    lua_pushstring(L, message != NULL ? message : "interrupted");
+    lua_concat(L, 2);
+    lua_error(L);
+}
+
 static void switch_hook(lua_State *L, lua_Debug *ar) {
+    ld_lock *held_lock = ld_lock_held();
+    if (held_lock != NULL) {
+        ld_lock_shared *s = ld_lock_state(held_lock);
+        if (atomic_load_explicit(&s->requests, memory_order_relaxed) & LD_REQUEST_TERMINATE) raise_termination(L, s);
+    }
     enter_busy();
     running *e = entry_of(L);
     lua_Hook saved = NULL;
@@ -143,8 +160,18 @@ static void switch_hook(lua_State *L, lua_Debug *ar) {
     if (saved != NULL && event != LUA_HOOKCOUNT && (mask & (1 << event))) saved(L, ar);
     ld_lock *lock = ld_lock_held();
     if (lock != NULL && (atomic_load_explicit(&ld_lock_state(lock)->requests, memory_order_relaxed) & LD_REQUEST_SWITCH) &&
-        yield_fn != NULL)
+        yield_fn != NULL) {
+        int enforced = ld_alloc_enforced;
+        ld_alloc_enforced = 0;  // the runtime's code: its allocations must not raise
         yield_fn(L);
+        ld_alloc_enforced = enforced;
+    }
+    // Ended while it waited for the interpreter back: from here on, as any code running.
+    lock = ld_lock_held();
+    if (lock != NULL && (atomic_load_explicit(&ld_lock_state(lock)->requests, memory_order_relaxed) & LD_REQUEST_TERMINATE)) {
+        hook_innermost();
+        raise_termination(L, ld_lock_state(lock));
+    }
 }
 
 lua_Hook ld_script_hook(lua_State *L) {
@@ -184,6 +211,28 @@ void ld_request_switch(ld_lock_shared *s) {
     // A holder that released the lock meanwhile finds no request for a lock it holds.
     if (holder > 0) syscall(SYS_tgkill, getpid(), holder, ld_switch_signal());
 }
+
+void ld_lock_terminate(ld_lock *lock, int time_limit) {
+    const char *message = time_limit ? "time limit exceeded" : "interrupted";
+    ld_lock_shared *s = ld_lock_state(lock);
+    atomic_store_explicit(&s->termination, message, memory_order_relaxed);
+    if (atomic_fetch_or_explicit(&s->requests, LD_REQUEST_TERMINATE, memory_order_release) & LD_REQUEST_TERMINATE) return;
+    __atomic_add_fetch(&ld_terminations, 1, __ATOMIC_SEQ_CST);
+    int32_t holder = atomic_load_explicit(&s->holder, memory_order_relaxed);
+    if (holder > 0) syscall(SYS_tgkill, getpid(), holder, ld_switch_signal());
+}
+
+void ld_lock_end_termination(ld_lock *lock) {
+    if (atomic_fetch_and_explicit(&ld_lock_state(lock)->requests, ~(uint32_t)LD_REQUEST_TERMINATE, memory_order_relaxed) &
+        LD_REQUEST_TERMINATE)
+        __atomic_sub_fetch(&ld_terminations, 1, __ATOMIC_SEQ_CST);
+}
+
+int ld_lock_terminating(ld_lock *lock) {
+    return (atomic_load_explicit(&ld_lock_state(lock)->requests, memory_order_acquire) & LD_REQUEST_TERMINATE) != 0;
+}
+
+void ld_running_hook_now(void) { hook_innermost(); }
 
 void ld_lock_set_interval(ld_lock *lock, int64_t ns) {
     atomic_store_explicit(&ld_lock_state(lock)->interval, ns > 0 ? ns : 0, memory_order_relaxed);

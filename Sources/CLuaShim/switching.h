@@ -7,7 +7,9 @@
 #include <stdint.h>
 
 /// What a waiter (or the host) asks of the code holding the lock; the hook acts on it.
-enum { LD_REQUEST_SWITCH = 1 };
+/// TERMINATE: every Lua code running raises `termination` (a time limit, an interrupt), again at
+/// each instruction until it has unwound.
+enum { LD_REQUEST_SWITCH = 1, LD_REQUEST_TERMINATE = 2 };
 
 /// The part of a lock that switching reads (one per interpreter, in its lock's cache line).
 typedef struct ld_lock_shared {
@@ -26,6 +28,8 @@ typedef struct ld_lock_shared {
     /// that holder's interval from then rather than from when it began to wait.
     _Atomic int64_t since;
     _Atomic uint32_t since_acquisition;
+    /// The message code ended by LD_REQUEST_TERMINATE raises (a static string).
+    const char *_Atomic termination;
 } ld_lock_shared;
 
 typedef struct ld_lock ld_lock;

@@ -51,7 +51,11 @@ enum CLI {
         var first: Int32 = 0
         let mask = ldcli_collectargs(argv, &first)
         let noEnv = mask != LDCLI_HAS_ERROR && mask & LDCLI_HAS_NOENV != 0
-        let runtime = Runtime(libraries: options.sandbox ? .sandbox : .all, ignoreEnvironment: noEnv)
+        let limits = options.limits
+        let runtime = Runtime(libraries: options.sandbox ? .sandbox : .all, ignoreEnvironment: noEnv, limits: limits)
+        runtime.endableWaits = limits.time != nil
+        // The CLI's time limit covers the whole program: the script and the work it leaves.
+        if let seconds = limits.time { runtime.armDeadline(seconds) }
         if options.sandbox {
             ldcli_set_text_only(1)  // the script, -e, LUA_INIT, standard input and the prompt too
         } else {
@@ -86,6 +90,10 @@ enum CLI {
         }
         if runtime.pendingWork > 0 { runtime.armInterruption() }
         runtime.runUntilIdle()
+        if let ended = runtime.lastTerminationKind {
+            writeError("\(programName): \(ended == .timeLimit ? "time limit exceeded (\(RuntimeOptions.seconds(limits.time ?? 0)))" : "interrupted")\n")
+            return 1
+        }
         // After close: errors reported as the interpreter closes (a failed job's, found unretrieved
         // when its handle is collected) count too.
         runtime.close()

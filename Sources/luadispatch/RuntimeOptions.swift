@@ -2,11 +2,15 @@
 @preconcurrency import Glibc
 #endif
 
-/// What `luadispatch` adds to `lua`'s options, before the script: `--trace FILE`, `--sandbox`.
+/// What `luadispatch` adds to `lua`'s options, before the script: `--trace FILE`, `--sandbox`,
+/// `--memory-limit SIZE`, `--time-limit SECONDS`.
 /// They are taken out of the command line before lua.c parses the rest (its options, in its
 /// order and with its messages), and end where lua.c's do: at the script, `--` or `-`.
+import LuaDispatch
+
 struct RuntimeOptions {
     var sandbox = false
+    var limits = Runtime.Limits()
 
     /// One option: its name, whether it takes the next argument, and what it sets (nil, or a
     /// message for an argument it refuses).
@@ -20,6 +24,18 @@ struct RuntimeOptions {
         // The runtime reads LUADISPATCH_TRACE when it starts.
         Option(name: "--trace", takesArgument: true) { _, file in setenv("LUADISPATCH_TRACE", file, 1); return nil },
         Option(name: "--sandbox", takesArgument: false) { o, _ in o.sandbox = true; return nil },
+        Option(name: "--memory-limit", takesArgument: true) { o, text in
+            guard let bytes = size(text) else { return "a size in bytes expected (e.g. 64M), got '\(text)'" }
+            o.limits.memory = bytes
+            return nil
+        },
+        Option(name: "--time-limit", takesArgument: true) { o, text in
+            guard let seconds = Double(text), seconds > 0, seconds.isFinite else {
+                return "a number of seconds > 0 expected, got '\(text)'"
+            }
+            o.limits.time = seconds
+            return nil
+        },
     ]
 
     /// Takes the runtime's options out of `args`; what is left is lua's command line. On an
@@ -58,5 +74,24 @@ struct RuntimeOptions {
     struct Failure: Error {
         let message: String
         init(_ message: String) { self.message = message }
+    }
+
+    /// "1048576", "64K", "64M", "1G" (powers of 1024; a "B" or "iB" after the letter is allowed).
+    static func size(_ text: String) -> Int? {
+        var t = text.uppercased()
+        for suffix in ["IB", "B"] where t.hasSuffix(suffix) && t.count > suffix.count { t.removeLast(suffix.count) }
+        let scales: [Character: Double] = ["K": 1024, "M": 1024 * 1024, "G": 1024 * 1024 * 1024]
+        var scale = 1.0
+        if let last = t.last, let s = scales[last] {
+            scale = s
+            t.removeLast()
+        }
+        guard let n = Double(t), n > 0, n.isFinite, n * scale < 9e18 else { return nil }
+        return Int(n * scale)
+    }
+
+    /// A time limit as the CLI's message shows it: "2 s", "0.5 s".
+    static func seconds(_ s: Double) -> String {
+        s == s.rounded() ? "\(Int(s)) s" : "\(s) s"
     }
 }

@@ -25,9 +25,18 @@ is also:
 --unsandboxed runs the same sequences without --sandbox: the escape check must then fail
 (it proves that the check bites).
 
+With --limits (and --sandbox) the children also run with `--memory-limit 64M --time-limit 2`,
+and some of the hostile statements try to exhaust the process instead (memory bombs with the
+collector running or stopped, endless loops, inside pcall too, unbounded recursion, huge strings,
+long sleeps with timers pending), from the same places. The SIGINT watchdog then waits for the
+time limit and a grace period: a failure is also
+  - a script the time limit did not end (the watchdog had to), or one ended by a limit without
+    `time limit exceeded` or `not enough memory` in its error output.
+
   scripts/fuzz/fuzz.py --binary .build/debug/luadispatch --seed 1 --count 300 [--jobs 6]
   scripts/fuzz/fuzz.py --binary ... --replay FILE.lua     # run one script, report its outcome
   scripts/fuzz/fuzz.py --binary ... --sandbox --count 200  # the sandbox round
+  scripts/fuzz/fuzz.py --binary ... --sandbox --limits --count 100  # with both limits
 
 The last line printed is `fuzz: N sequences, N passed, N failed` (exit status 1 if any failed).
 """
@@ -43,6 +52,9 @@ import tempfile
 import time
 
 WATCHDOG = 1.0
+# --limits: the children's time limit, and how long after it the watchdog still waits.
+TIME_LIMIT = 2.0
+LIMIT_GRACE = 4.0
 
 # ---------------------------------------------------------------------------------------------
 # Generation
@@ -110,12 +122,29 @@ HOSTILE = [
     'require("scenario").make_part("@TMP@/escape-scenario", 1, 1)',
 ]
 
+# What a script does to exhaust its process (--limits): the limits must end each.
+EXHAUSTING = [
+    'local t = {} while true do t[#t + 1] = ("x"):rep(100) .. #t end',
+    'collectgarbage("stop") local t = {} while true do t[#t + 1] = {1, 2, 3} end',
+    'local s = ("x"):rep(2^40)',
+    'local s = ("x"):rep(2^28)',
+    'local function f() return 1 + f() end f()',
+    'while true do end',
+    'while true do pcall(function() while true do end end) end',
+    'while true do pcall(error, "x") end',
+    'dispatch.sleep(100)',
+    'dispatch.main:after(50, function() end); dispatch.global():async(function() dispatch.sleep(100) end)',
+    'dispatch.semaphore(0):wait()',
+    'local q = dispatch.queue{label = "bombs", concurrent = true} for _ = 1, 4 do q:async(function() local t = {} while true do t[#t + 1] = {} end end) end',
+]
+
 
 class Gen:
-    def __init__(self, rng, tmp, sandbox=False):
+    def __init__(self, rng, tmp, sandbox=False, limits=False):
         self.r = rng
         self.tmp = tmp
         self.sandbox = sandbox
+        self.limits = limits
 
     def pick(self, xs):
         return self.r.choice(xs)
@@ -270,7 +299,7 @@ class Gen:
 
     def hostile(self, depth):
         """An attempt to get out, in the main chunk or from a block, a task or another interpreter."""
-        attempt = self.pick(HOSTILE).replace("@TMP@", self.tmp)
+        attempt = self.pick(EXHAUSTING if self.limits and self.r.random() < 0.4 else HOSTILE).replace("@TMP@", self.tmp)
         where = self.pick(["%s", "%s", "dispatch.global():async(function() %s end)",
                            "dispatch.task(function() %s end)", "dispatch.main:async(function() %s end)",
                            "dispatch.concurrent_map(2, function() %s end)",
@@ -410,9 +439,9 @@ local P = {queue = dispatch.queue("proto"), group = dispatch.group(), semaphore 
 """
 
 
-def generate(seed, tmp, sandbox=False):
+def generate(seed, tmp, sandbox=False, limits=False):
     rng = random.Random(seed)
-    g = Gen(rng, tmp, sandbox)
+    g = Gen(rng, tmp, sandbox, limits)
     return [g.stmt() for _ in range(rng.randint(5, 40))]
 
 
@@ -440,7 +469,7 @@ def changes(before, after):
             ["changed " + p for p in sorted(set(before) & set(after)) if before[p] != after[p]])
 
 
-def run_script(binary, text, timeout, env=None, sandbox=False, unsandboxed=False):
+def run_script(binary, text, timeout, env=None, sandbox=False, unsandboxed=False, limits=False):
     """Runs `text` in a fresh temporary directory; returns (verdict, detail, seconds)."""
     tmp = tempfile.mkdtemp(prefix="ldfuzz-")
     try:
@@ -451,7 +480,8 @@ def run_script(binary, text, timeout, env=None, sandbox=False, unsandboxed=False
             f.write(text)
         before = snapshot(tmp) if sandbox else None
         start = time.monotonic()
-        argv = [binary, "--sandbox", path] if sandbox and not unsandboxed else [binary, "run", path]
+        options = ["--memory-limit", "64M", "--time-limit", str(TIME_LIMIT)] if limits else []
+        argv = [binary, "--sandbox"] + options + [path] if sandbox and not unsandboxed else [binary, "run"] + options + [path]
         p = subprocess.Popen(argv, cwd=tmp, stdin=subprocess.DEVNULL,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
                              env=dict(os.environ, **(env or {})))
@@ -459,7 +489,7 @@ def run_script(binary, text, timeout, env=None, sandbox=False, unsandboxed=False
         try:
             if sandbox:
                 # The watchdog: Ctrl-C after WATCHDOG s, and once more a second later.
-                for wait in (WATCHDOG, 1.0):
+                for wait in ((TIME_LIMIT + LIMIT_GRACE) if limits else WATCHDOG, 1.0):
                     try:
                         out, err = p.communicate(timeout=wait)
                         break
@@ -481,6 +511,11 @@ def run_script(binary, text, timeout, env=None, sandbox=False, unsandboxed=False
             escaped = changes(before, snapshot(tmp))
             if escaped:
                 return "escape", "%s\n%s" % ("; ".join(escaped), tail), elapsed
+        if limits:
+            if interrupted:
+                return "hang", "the time limit did not end it within %.0f s\n%s" % (LIMIT_GRACE, tail), elapsed
+            if rc == 1 and ("time limit exceeded" in tail or "not enough memory" in tail):
+                return "limit", "", elapsed
         if interrupted and rc in (1, -signal.SIGINT):
             return "watchdog", "", elapsed
         if rc < 0:
@@ -495,9 +530,10 @@ def run_script(binary, text, timeout, env=None, sandbox=False, unsandboxed=False
 FAILURES = ("crash", "hang", "escape")
 
 
-def fails(binary, stmts, timeout, tries, sandbox=False, unsandboxed=False):
+def fails(binary, stmts, timeout, tries, sandbox=False, unsandboxed=False, limits=False):
     for _ in range(tries):
-        verdict, _, _ = run_script(binary, render(stmts, sandbox), timeout, sandbox=sandbox, unsandboxed=unsandboxed)
+        verdict, _, _ = run_script(binary, render(stmts, sandbox), timeout, sandbox=sandbox, unsandboxed=unsandboxed,
+                                   limits=limits)
         if verdict in FAILURES:
             return True
     return False
@@ -537,12 +573,13 @@ def main():
     ap.add_argument("--print", type=int, metavar="SEED", help="print the sequence for SEED and exit")
     ap.add_argument("--sandbox", action="store_true", help="run with --sandbox, try to get out, check no file changed")
     ap.add_argument("--unsandboxed", action="store_true", help="with --sandbox: run the children without it (a control)")
+    ap.add_argument("--limits", action="store_true", help="with --sandbox: both limits on, and scripts that exhaust them")
     a = ap.parse_args()
     binary = os.path.abspath(a.binary)
-    mode = {"sandbox": a.sandbox, "unsandboxed": a.unsandboxed}
+    mode = {"sandbox": a.sandbox, "unsandboxed": a.unsandboxed, "limits": a.limits}
 
     if a.print is not None:
-        sys.stdout.write(render(generate(a.print, "@TMP@", a.sandbox), a.sandbox))
+        sys.stdout.write(render(generate(a.print, "@TMP@", a.sandbox, a.limits), a.sandbox))
         return 0
     if a.replay:
         verdict, detail, secs = run_script(binary, open(a.replay).read(), a.timeout, **mode)
@@ -550,7 +587,7 @@ def main():
         return 1 if verdict in FAILURES else 0
 
     start = time.monotonic()
-    counts = {"ok": 0, "watchdog": 0, "crash": 0, "hang": 0, "escape": 0}
+    counts = {"ok": 0, "watchdog": 0, "limit": 0, "crash": 0, "hang": 0, "escape": 0}
     failures = []
     seeds = [a.seed * 1_000_003 + i for i in range(a.count)]
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
@@ -561,7 +598,7 @@ def main():
                 return
             s = next(it, None)
             if s is not None:
-                text = render(generate(s, "@TMP@", a.sandbox), a.sandbox)
+                text = render(generate(s, "@TMP@", a.sandbox, a.limits), a.sandbox)
                 futures[pool.submit(run_script, binary, text, a.timeout, **mode)] = s
         for _ in range(a.jobs * 2):
             submit_next()
@@ -580,7 +617,7 @@ def main():
     if failures:
         os.makedirs(a.out, exist_ok=True)
     for s, verdict, detail in failures:
-        stmts = generate(s, "@TMP@", a.sandbox)
+        stmts = generate(s, "@TMP@", a.sandbox, a.limits)
         if not a.no_minimise:
             stmts = minimise(binary, stmts, a.timeout, **mode)
         path = os.path.join(a.out, "seed-%d.lua" % s)
@@ -589,8 +626,9 @@ def main():
             f.write(render(stmts, a.sandbox))
         print("minimised seed %d to %d statements: %s" % (s, len(stmts), path), flush=True)
         print(detail[-2000:], flush=True)
-    print("fuzz: seed %d, %d sequences in %.0f s (%d ended on their own, %d by the watchdog), %d crashes, %d hangs%s"
-          % (a.seed, total, elapsed, counts["ok"], counts["watchdog"], counts["crash"], counts["hang"],
+    print("fuzz: seed %d, %d sequences in %.0f s (%d ended on their own, %d by the watchdog%s), %d crashes, %d hangs%s"
+          % (a.seed, total, elapsed, counts["ok"], counts["watchdog"],
+             ", %d by a limit" % counts["limit"] if a.limits else "", counts["crash"], counts["hang"],
              ", %d escapes" % counts["escape"] if a.sandbox else ""))
     print("fuzz: %d sequences, %d passed, %d failed" % (total, total - len(failures), len(failures)))
     return 1 if failures else 0

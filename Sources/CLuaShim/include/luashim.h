@@ -17,6 +17,27 @@
 /// A new state like luaL_newstate's, whose small blocks come from pages of its own (alloc.c):
 /// every allocation of the state must then happen under its interpreter lock.
 lua_State *ld_newstate(void);
+/// The memory limit of an interpreter: every state made with it counts against one number of
+/// bytes (alloc.c). An allocation past the limit fails (Lua raises "not enough memory") while
+/// Lua code runs on the allocating thread (`ld_alloc_enforced`); the runtime's own allocations,
+/// made outside Lua code where an error could not be raised safely, are counted but never fail.
+typedef struct ld_budget ld_budget;
+/// A budget held once (by the runtime that made it); a worker interpreter charging it holds it
+/// too, and the last release frees it.
+ld_budget *ld_budget_new(int64_t limit);
+ld_budget *ld_budget_retain(ld_budget *b);
+void ld_budget_release(ld_budget *b);
+int64_t ld_budget_used(ld_budget *b);
+int64_t ld_budget_limit(ld_budget *b);
+/// Charges `n` bytes the runtime holds for the script (e.g. `dispatch.data`): 1, or 0 when
+/// past the limit (unless `force`). Give them back with `ld_budget_refund`.
+int ld_budget_charge(ld_budget *b, int64_t n, int force);
+void ld_budget_refund(ld_budget *b, int64_t n);
+/// Whether an allocation on this thread may fail at the limit: while Lua code runs (set by
+/// ld_running_push, cleared around the runtime's own code: bindings, hooks' callbacks).
+extern __thread int ld_alloc_enforced;
+/// `ld_newstate` charging `budget` (NULL: no limit).
+lua_State *ld_newstate_budget(ld_budget *budget);
 /// lua_close, then gives the state's pages back; the number of small blocks closing left
 /// allocated (0 unless Lua leaked).
 size_t ld_closestate(lua_State *L);
@@ -41,17 +62,24 @@ typedef struct {
     lua_Hook saved;  // the script's hook while the switch hook stands in for it
     int mask, count;
     int hooked;
+    int enforced;    // ld_alloc_enforced before this state started running here
 } ld_running_entry;
 extern __thread ld_running_entry ld_running_stack[LD_MAX_RUNNING];
 extern __thread int ld_running_depth, ld_running_ready;
 /// Set while the stack changes: a switch signal arriving then only sets `pending`.
 extern __thread volatile int ld_running_busy, ld_running_pending;
+/// How many interpreters of the process are ending their code (ld_lock_terminate): while any
+/// is, a state that starts running is hooked at once.
+extern volatile int ld_terminations;
 void ld_running_first(void);
 void ld_running_service(void);
 void ld_running_unhook(ld_running_entry *e);
 
 /// `L` starts running on the calling thread (every block, chunk and handler pushes its pooled
 /// thread, every resume its coroutine) / the innermost state stops running here.
+/// How many Lua states run on this thread now (0: the host calls in from outside Lua).
+static inline int ld_running_count(void) { return ld_running_depth; }
+
 static inline void ld_running_push(lua_State *L) {
     if (!ld_running_ready) ld_running_first();
     ld_running_busy = 1;
@@ -60,12 +88,14 @@ static inline void ld_running_push(lua_State *L) {
     if (d < LD_MAX_RUNNING) {
         ld_running_stack[d].L = L;
         ld_running_stack[d].hooked = 0;
+        ld_running_stack[d].enforced = ld_alloc_enforced;
     }
+    ld_alloc_enforced = 1;  // Lua code runs: the memory limit applies
     ld_running_depth = d + 1;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     ld_running_busy = 0;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    if (ld_running_pending) ld_running_service();
+    if (ld_running_pending || ld_terminations) ld_running_service();
 }
 
 static inline void ld_running_pop(void) {
@@ -74,7 +104,10 @@ static inline void ld_running_pop(void) {
     int d = ld_running_depth - 1;
     if (d >= 0) {
         ld_running_depth = d;
-        if (d < LD_MAX_RUNNING && ld_running_stack[d].hooked) ld_running_unhook(&ld_running_stack[d]);
+        if (d < LD_MAX_RUNNING) {
+            ld_alloc_enforced = ld_running_stack[d].enforced;
+            if (ld_running_stack[d].hooked) ld_running_unhook(&ld_running_stack[d]);
+        }
     }
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     ld_running_busy = 0;
@@ -127,6 +160,8 @@ static inline int ld_yield_status(void) { return LUA_YIELD; }
 static inline int ld_multret(void) { return LUA_MULTRET; }
 static inline int ld_noref(void) { return LUA_NOREF; }
 static inline int ld_refnil(void) { return LUA_REFNIL; }
+/// A full collection, in a protected call (finalizers run Lua). Lock held.
+int ld_gc_collect(lua_State *L);
 /// lua_gc is variadic: a step as if `kb` kilobytes had been allocated (for memory Lua cannot see).
 static inline int ld_gc_step(lua_State *L, int kb) { return lua_gc(L, LUA_GCSTEP, kb); }
 
@@ -296,6 +331,15 @@ int64_t ld_lock_interval(ld_lock *lock);
 /// Releases the lock until another thread has taken it (or none waits), then takes it again.
 /// Clears the switch request.
 void ld_lock_yield(ld_lock *lock);
+/// Ends every Lua code of `lock`'s interpreter: the code running now (hooked through the switch
+/// signal) and any code that starts running raises "time limit exceeded" (`time_limit`) or
+/// "interrupted", again at each instruction until it has unwound.
+void ld_lock_terminate(ld_lock *lock, int time_limit);
+void ld_lock_end_termination(ld_lock *lock);
+int ld_lock_terminating(ld_lock *lock);
+/// Hooks the calling thread's innermost state now if its lock asks for a switch or an end
+/// (the thread holds the lock).
+void ld_running_hook_now(void);
 /// The innermost state running on the calling thread, or NULL.
 lua_State *ld_running_innermost(void);
 /// The hook the script (or Ctrl-C) has on `L`, looking through a switch hook standing in for it.

@@ -11,8 +11,21 @@ import Glibc
 /// written to another never becomes a Lua string.
 final class DataObject: @unchecked Sendable {
     let data: DispatchData
+    /// Bytes this object charged to the interpreter's memory limit (its own copy or read), or
+    /// 0; given back when Lua collects it.
+    private let charged: (budget: OpaquePointer, bytes: Int64)?
 
-    init(_ data: DispatchData) { self.data = data }
+    init(_ data: DispatchData, charging budget: OpaquePointer? = nil) {
+        self.data = data
+        if let budget, data.count > 0 {
+            ld_budget_charge(budget, Int64(data.count), 1)
+            charged = (budget, Int64(data.count))
+        } else {
+            charged = nil
+        }
+    }
+
+    deinit { if let charged { ld_budget_refund(charged.budget, charged.bytes) } }
 }
 
 /// `dispatch.data(...)`, `dispatch.data.map(path)` and the data methods.
@@ -20,6 +33,7 @@ enum DataBinding {
     static func install(_ m: inout ModuleSpec) {
         m.table("data", call: { a throws(LuaError) in
             guard a.isNoneOrNil(1) || a.type(1) == LUA_TSTRING else { throw a.typeError(1, "string or nil") }
+            if !a.isNoneOrNil(1) { try a.runtime.checkMemory(Int(lua_rawlen(a.L, 1))) }
             let data = a.isNoneOrNil(1) ? DispatchData.empty : copy(a.L, 1)
             push(a.L, a.runtime, data)
             return 1
@@ -37,6 +51,7 @@ enum DataBinding {
         t.method("bytes") { a throws(LuaError) in
             let d: DataObject = try a.object(1, .data)
             let range = try slice(a, d.data.count, 2)
+            try a.runtime.checkMemory(range.count)
             pushString(a.L, range.count == d.data.count ? d.data : d.data.subdata(in: range))
             return 1
         }
@@ -91,7 +106,7 @@ enum DataBinding {
 
     /// For handlers, which push onto their own Lua thread. Lock held.
     static func push(_ L: OpaquePointer, _ rt: Runtime, _ data: DispatchData, fresh: Bool = true) {
-        rt.objects.push(L, DataObject(data), .data)
+        rt.objects.push(L, DataObject(data, charging: fresh ? rt.budget : nil), .data)
         if fresh { account(L, rt, data.count) }
     }
 

@@ -1,6 +1,11 @@
 import CLua
 import CLuaShim
 import Dispatch
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `dispatch.queue`, `dispatch.main`, `dispatch.global` and the queue methods.
 enum QueueBinding {
@@ -111,9 +116,16 @@ enum QueueBinding {
         t.method("after") { a throws(LuaError) in
             let q: QueueObject = try a.object(1, .queue)
             let deadline = try Deadline.deadline(a, 2)
-            let work = try block(a, q, 3, barrier: false, kind: .after)
-            a.runtime.workAdded()
+            let rt = a.runtime
+            let block = try block(a, q, 3, barrier: false, kind: .after)
+            rt.workAdded()
             q.queued.wrappingAdd(1, ordering: .relaxed)
+            // Droppable until it runs (an end drops it: `PendingAfters`).
+            let id = rt.afters.add { [unowned rt] in  // the runtime's own list: no cycle
+                q.queued.wrappingSubtract(1, ordering: .relaxed)
+                rt.workDone()
+            }
+            let work: @Sendable () -> Void = { if rt.afters.claim(id) { block() } }
             switch deadline {
             case .time(let t): q.queue.asyncAfter(deadline: t, execute: work)
             case .wall(let w): q.queue.asyncAfter(wallDeadline: w, execute: work)
@@ -247,20 +259,32 @@ enum QueueBinding {
         let errorRef = Shared(LUA_NOREF)  // written under the interpreter lock
         let started = rt.traceClock()
         defer { rt.traceWait("concurrent_perform", "concurrent_perform", started) }
+        // One iteration: takes the interpreter, calls fn(i + 1), keeps the first error.
+        let iteration: @Sendable (Int) -> Void = { i in
+            let requested = rt.traceClock()
+            rt.acquire()
+            let T = rt.takeThread()
+            lua_rawgeti(T, ld_registryindex(), lua_Integer(fn))
+            let traced = rt.traceBegin(T, requested, "concurrent_perform", .apply)
+            lua_pushinteger(T, lua_Integer(i + 1))
+            if ld_pcall(T, 1, 0, 0) != LUA_OK, errorRef.value == LUA_NOREF {
+                errorRef.value = luaL_ref(T, ld_registryindex())
+            }
+            rt.traceEnd(traced)
+            rt.giveBack(T)
+            rt.release()
+        }
+        // Iterations are handed out from one counter to as many threads as there are cores (as
+        // dispatch_apply does inside), so that an end (a time limit, an interrupt) stops those
+        // not started yet, however many there are.
+        let next = Atomic<Int>(0)
         rt.unlocked {
-            DispatchQueue.concurrentPerform(iterations: n) { i in
-                let requested = rt.traceClock()
-                rt.acquire()
-                let T = rt.takeThread()
-                lua_rawgeti(T, ld_registryindex(), lua_Integer(fn))
-                let traced = rt.traceBegin(T, requested, "concurrent_perform", .apply)
-                lua_pushinteger(T, lua_Integer(i + 1))
-                if ld_pcall(T, 1, 0, 0) != LUA_OK, errorRef.value == LUA_NOREF {
-                    errorRef.value = luaL_ref(T, ld_registryindex())
+            DispatchQueue.concurrentPerform(iterations: min(n, max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))))) { _ in
+                while true {
+                    let i = next.wrappingAdd(1, ordering: .relaxed).oldValue
+                    guard i < n, rt.terminationKind == nil else { return }
+                    iteration(i)
                 }
-                rt.traceEnd(traced)
-                rt.giveBack(T)
-                rt.release()
             }
         }
         luaL_unref(L, ld_registryindex(), fn)

@@ -212,6 +212,7 @@ final class SourceObject: @unchecked Sendable {
             return self.push(T, self.cancelHandler)
         }
         runtime.acquire()
+        finished = true  // also when no handler ran (the interpreter closed or ended its code)
         updateWork()
         releaseHandlers()
         keepAlive = nil  // the caller still holds `self` until the handler returns

@@ -63,6 +63,8 @@ extension Runtime {
 
     /// Gives an uncaught error to the Lua handler, or to the default report. Lock held.
     func handleUncaught(_ T: OpaquePointer, message: String, traceback: String, label: String?) {
+        // Code the interpreter ended (a time limit, an interrupt): the host reports the end once.
+        if termination.load(ordering: .acquiring) != 0 { return }
         traceInstant("error", message)
         if errorHandlerRef != LUA_NOREF {
             let top = lua_gettop(T)

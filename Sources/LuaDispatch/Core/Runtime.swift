@@ -33,6 +33,28 @@ public final class Runtime: @unchecked Sendable {
     let exhaustion = ThreadExhaustion()
     /// Times a block gave the interpreter up to a waiting one (switching).
     let switches = Atomic<Int>(0)
+    /// The host's limits (`Limits.swift`), and the memory limit's count of bytes, which every
+    /// Lua state of the interpreter and the bytes it holds for scripts charge.
+    let limits: Limits
+    let budget: OpaquePointer?
+    /// `LuaScriptError.Kind` of the end in progress (0: none), and of the last one.
+    let termination = Atomic<Int>(0)
+    let lastTermination = Atomic<Int>(0)
+    /// The armed deadline's number: arming or disarming moves it on, so a stale one does nothing.
+    let deadlineToken = Atomic<Int>(0)
+    /// Whether the deadline goes once no work is left (a run that returned with work running).
+    /// The token of that deadline (0: none), so that a later run's deadline is never disarmed.
+    let disarmsWhenIdle = Atomic<Int>(0)
+    /// `q:after` blocks not run yet, which an end drops.
+    let afters = PendingAfters()
+    /// Worker interpreters working for this one now, which its limits reach (`Parallel/`).
+    let ownedWorkers = OwnedWorkers()
+    /// Every wait parked now, so that an end can end them.
+    let parkedWaiters = Mutex<[ObjectIdentifier: ParkedWaiter]>([:])
+    /// Whether every wait parks (rather than blocking natively), so that an end (a time limit,
+    /// `interrupt()`) can reach it: in every interpreter a host makes; the CLI parks only with
+    /// a time limit (`endableWaits`).
+    let parksAllWaits = Atomic<Bool>(true)
     /// Errors that reached the default handler.
     let uncaughtErrors = Atomic<Int>(0)
     /// Times Lua was entered on the main thread by a block or handler (`dispatch.run("once")`).
@@ -117,13 +139,24 @@ public final class Runtime: @unchecked Sendable {
     /// `switchInterval` is how long a block may keep the interpreter while another waits for
     /// it, in seconds (0: until it waits; see `switchInterval`); nil leaves it to
     /// `LUADISPATCH_SWITCH_INTERVAL`, else 5 ms.
-    public init(libraries: LuaLibraries = .all, ignoreEnvironment: Bool = false, tracing: Bool? = nil, traceLimit: Int? = nil,
-                switchInterval: Double? = nil) {
+    /// `limits` bound what scripts may take (memory, time: see `Limits`).
+    public convenience init(libraries: LuaLibraries = .all, ignoreEnvironment: Bool = false, tracing: Bool? = nil,
+                            traceLimit: Int? = nil, switchInterval: Double? = nil, limits: Limits = .none) {
+        self.init(libraries: libraries, ignoreEnvironment: ignoreEnvironment, tracing: tracing, traceLimit: traceLimit,
+                  switchInterval: switchInterval, limits: limits, budget: limits.memory.map { ld_budget_new(Int64($0)) })
+    }
+
+    /// An interpreter whose states charge `budget` (which it takes over, or retains for a worker
+    /// interpreter charging its owner's: see `WorkerInterpreter`).
+    init(libraries: LuaLibraries, ignoreEnvironment: Bool = false, tracing: Bool?, traceLimit: Int? = nil,
+         switchInterval: Double? = nil, limits: Limits, budget: OpaquePointer?) {
+        self.limits = limits
         #if !LUADISPATCH_NO_TRACING
         tracer = Runtime.makeTracer(tracing, limit: traceLimit)
         #endif
         self.libraries = libraries
-        L = ld_newstate()
+        self.budget = budget
+        L = ld_newstate_budget(budget)
         lock = ld_lock_new()
         admin = lua_newthread(L)
         // New Lua threads copy the main thread's extra space: every state can find `self`.
@@ -165,10 +198,15 @@ public final class Runtime: @unchecked Sendable {
     /// there: it is released only inside blocking calls and `dispatch.run`. Cleans up when the
     /// state closes (see `HostState`). The runtime lives as long as the state.
     init(attachingTo state: OpaquePointer) {
+        limits = .none
+        budget = nil
         #if !LUADISPATCH_NO_TRACING
         tracer = Runtime.makeTracer(nil, limit: nil)
         #endif
         libraries = .all  // the host's own choice, unknown here
+        // Nothing ends a host's scripts from outside (no limits, no `interrupt()` in C): waits
+        // block as under the CLI without --time-limit.
+        parksAllWaits.store(false, ordering: .relaxed)
         lua_rawgeti(state, ld_registryindex(), lua_Integer(LUA_RIDX_MAINTHREAD))
         L = lua_tothread(state, -1)
         ld_pop(state, 1)
@@ -240,6 +278,7 @@ public final class Runtime: @unchecked Sendable {
     deinit {
         close()
         ld_lock_free(lock)
+        if let budget { ld_budget_release(budget) }
     }
 
     /// Tears the interpreter down: waits for blocks that are running Lua to finish, makes
@@ -249,6 +288,7 @@ public final class Runtime: @unchecked Sendable {
     /// outside Lua (not from a host function or a block).
     public func close() {
         guard ld_lock_held() != lock else { return }
+        defer { ownedWorkers.closeSpares() }  // after the lock is given up: each takes its own
         acquire()
         defer { release() }
         guard !isClosed else { return }
@@ -306,7 +346,8 @@ public final class Runtime: @unchecked Sendable {
     /// The bookkeeping of `enterLuaHeld` without releasing the lock when closed: false once the
     /// interpreter is closed. Pair with `finishLua()`, lock held throughout.
     @inline(__always) func startLua() -> Bool {
-        if isClosed { return false }
+        // Closed, or ending its code: blocks that had not started never run.
+        if isClosed || termination.load(ordering: .relaxed) != 0 { return false }
         running.addUnderLock(1)
         if ld_thread_number() == 1 { mainThreadEntries.addUnderLock(1) }
         return true
@@ -316,6 +357,7 @@ public final class Runtime: @unchecked Sendable {
     @inline(__always) func finishLua() {
         drainDeferred()
         running.addUnderLock(-1)
+        if termination.load(ordering: .relaxed) != 0 { endTerminationIfIdle() }
     }
 
     /// `dispatch.exit`: never returns to Lua.
@@ -342,6 +384,8 @@ public final class Runtime: @unchecked Sendable {
         defer {
             acquire()
             drainDeferred()
+            // Ended meanwhile: the code this thread goes back to raises too.
+            if ld_lock_terminating(lock) != 0 { ld_running_hook_now() }
         }
         return try body()
     }
@@ -352,6 +396,9 @@ public final class Runtime: @unchecked Sendable {
 
     @inline(__always) func workDone() {
         guard pending.wrappingSubtract(1, ordering: .acquiringAndReleasing).newValue == 0 else { return }
+        let token = disarmsWhenIdle.exchange(0, ordering: .acquiringAndReleasing)
+        if token != 0 { disarmDeadline(token: token) }
+        endTerminationIfIdle()
         if drivingMainQueue.load(ordering: .acquiring) {
             // Wake the main thread's run loop so that it sees the runtime is idle.
             DispatchQueue.main.async {}

@@ -8,17 +8,20 @@ import Glibc
 extension Runtime {
     /// Runs a Lua file on the calling thread, with `arg` and `...` set as the `lua` command sets
     /// them, and returns the chunk's results. Blocks it submits go on running after it returns;
-    /// main-queue blocks run whenever the host services the main queue.
+    /// main-queue blocks run whenever the host services the main queue. `timeLimit` (default:
+    /// `Limits.time`) bounds the chunk and the work it leaves running: past it, every Lua code
+    /// of the interpreter is ended and the error's kind is `.timeLimit` (see `Limits.swift`).
     @discardableResult
-    public func run(file path: String, arguments: [String] = []) throws(LuaScriptError) -> [LuaValue] {
-        try runChunk(script: path, arguments: arguments) { L in luaL_loadfilex(L, path, chunkMode) }
+    public func run(file path: String, arguments: [String] = [], timeLimit: Double? = nil) throws(LuaScriptError) -> [LuaValue] {
+        try runChunk(script: path, arguments: arguments, timeLimit: timeLimit) { L in luaL_loadfilex(L, path, chunkMode) }
     }
 
     /// Runs a string of Lua code on the calling thread; see `run(file:arguments:)`.
     /// `name` is the chunk name used in messages (`=name` prints as `name`).
     @discardableResult
-    public func run(string code: String, name: String = "=(command line)", arguments: [String] = []) throws(LuaScriptError) -> [LuaValue] {
-        try runChunk(script: nil, arguments: arguments) { L in
+    public func run(string code: String, name: String = "=(command line)", arguments: [String] = [],
+                    timeLimit: Double? = nil) throws(LuaScriptError) -> [LuaValue] {
+        try runChunk(script: nil, arguments: arguments, timeLimit: timeLimit) { L in
             var code = code
             return code.withUTF8 { buf in
                 buf.withMemoryRebound(to: CChar.self) { luaL_loadbufferx(L, $0.baseAddress, $0.count, name, chunkMode) }
@@ -32,8 +35,9 @@ extension Runtime {
     /// The exit status the CLI reports: 1 after any uncaught error, else 0.
     public var exitStatus: Int32 { uncaughtErrors.load(ordering: .relaxed) > 0 ? 1 : 0 }
 
-    private func runChunk(script: String?, arguments: [String], load: (OpaquePointer) -> Int32) throws(LuaScriptError) -> [LuaValue] {
-        try callOnPooledThread(kind: .mainChunk) { T throws(LuaScriptError) in
+    private func runChunk(script: String?, arguments: [String], timeLimit: Double?,
+                          load: (OpaquePointer) -> Int32) throws(LuaScriptError) -> [LuaValue] {
+        try callOnPooledThread(kind: .mainChunk, timeLimit: timeLimit) { T throws(LuaScriptError) in
             if load(T) != LUA_OK {
                 throw LuaScriptError(message: Lua.string(T, -1) ?? "cannot load chunk")
             }
@@ -48,12 +52,13 @@ extension Runtime {
 
     /// Calls the global function `name` with `arguments` on the calling thread and returns its
     /// results. Must not be called from inside a host function (the interpreter is busy there).
+    /// `timeLimit` as for `run(string:)`.
     @discardableResult
-    public func call(_ name: String, _ arguments: [LuaValue] = []) throws(LuaScriptError) -> [LuaValue] {
+    public func call(_ name: String, _ arguments: [LuaValue] = [], timeLimit: Double? = nil) throws(LuaScriptError) -> [LuaValue] {
         guard ld_lock_held() != lock else {
             throw LuaScriptError(message: "call(\"\(name)\"): the calling thread is already running Lua")
         }
-        return try callOnPooledThread(kind: .call) { T throws(LuaScriptError) in
+        return try callOnPooledThread(kind: .call, timeLimit: timeLimit) { T throws(LuaScriptError) in
             lua_rawgeti(T, ld_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
             _ = Lua.getField(T, -1, name)
             ld_remove(T, -2)
@@ -81,7 +86,10 @@ extension Runtime {
         acquire()
         defer { release() }
         running.addUnderLock(1)
-        defer { running.addUnderLock(-1) }
+        defer {
+            running.addUnderLock(-1)
+            if termination.load(ordering: .relaxed) != 0 { endTerminationIfIdle() }
+        }
         let T = takeThreadForHost()
         precondition(T == L, "withMainLuaThread: call it from the main thread, outside Lua")
         defer {
@@ -100,13 +108,19 @@ extension Runtime {
     /// it returns) and returns its results. On the main OS thread it runs on the main Lua thread
     /// (as `lua` runs its script); elsewhere each call gets its own pooled Lua thread, so that
     /// calls from several host threads never share a stack. `close()` waits for it to finish.
-    private func callOnPooledThread(kind: TraceKind, _ prepare: (OpaquePointer) throws(LuaScriptError) -> Int32) throws(LuaScriptError) -> [LuaValue] {
+    private func callOnPooledThread(kind: TraceKind, timeLimit: Double?,
+                                    _ prepare: (OpaquePointer) throws(LuaScriptError) -> Int32) throws(LuaScriptError) -> [LuaValue] {
+        let limited = try beginLimitedRun(timeLimit)
+        defer { endLimitedRun(limited) }
         let requested = traceClock()
         acquire()
         defer { release() }
         guard !isClosed else { throw LuaScriptError(message: "the interpreter is closed") }
         running.addUnderLock(1)
-        defer { running.addUnderLock(-1) }
+        defer {
+            running.addUnderLock(-1)
+            if termination.load(ordering: .relaxed) != 0 { endTerminationIfIdle() }
+        }
         let T = takeThreadForHost()
         defer { giveBack(T) }
         let count = try prepare(T)
@@ -120,14 +134,17 @@ extension Runtime {
         if status != LUA_OK, traced != nil { traceInstant("error", "main chunk") }
         traceEnd(traced)
         defer { drainDeferred() }
-        if status != LUA_OK { throw scriptError(T) }
+        if status != LUA_OK { throw scriptError(T, status: status) }
         return try results(T, from: 2)
     }
 
-    /// The error `ld_msgh` left on top of `T`.
-    private func scriptError(_ T: OpaquePointer) -> LuaScriptError {
+    /// The error `ld_msgh` left on top of `T`, with its kind: an end the interpreter put to
+    /// the code, or a memory error under a memory limit.
+    func scriptError(_ T: OpaquePointer, status: Int32) -> LuaScriptError {
         let (message, traceback) = ErrorValue.pop(T)
-        return LuaScriptError(message: message, traceback: traceback)
+        let kind: LuaScriptError.Kind = terminationKind ?? lastTerminationKind
+            ?? (status == LUA_ERRMEM && limits.memory != nil ? .memoryLimit : .error)
+        return LuaScriptError(message: message, traceback: traceback, kind: kind)
     }
 
     /// Converts the values from `index` to the top.

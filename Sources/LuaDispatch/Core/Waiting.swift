@@ -6,6 +6,8 @@ import Synchronization
 /// How a wait ended.
 enum WaitOutcome: Int {
     case waiting, done, timedOut, cancelled, interrupted, closed
+    /// The interpreter is ending its code (a time limit, `Runtime.interrupt()`).
+    case terminated
 }
 
 /// One wait, ended at most once by whichever comes first: the thing waited for, the timeout,
@@ -143,7 +145,8 @@ extension Runtime {
         var started: UInt64 = 0
         if w.poll() {
             outcome = .done
-        } else if W.blocksNatively && !(W.canPark && parksMainThreadWaits.load(ordering: .relaxed) && ld_is_main_thread() != 0) {
+        } else if W.blocksNatively && !(W.canPark && (parksAllWaits.load(ordering: .relaxed)
+                                                      || parksMainThreadWaits.load(ordering: .relaxed) && ld_is_main_thread() != 0)) {
             started = traceClock()
             let counted = exhaustion.enter(self)
             outcome = unlocked { w.block(timeout) } ? .done : .timedOut
@@ -156,6 +159,11 @@ extension Runtime {
         }
         traceWait(a.name, w.kind, started)
         w.end(outcome)
+        if outcome == .terminated || ld_lock_terminating(lock) != 0 {
+            // The interpreter is ending its code: this code too, from here on.
+            ld_running_hook_now()
+            throw .message(terminationMessage)
+        }
         if outcome == .interrupted {
             // Ctrl-C: lua.c's message, and its hook (which would fire again) is spent.
             if ld_is_main_thread() != 0 && consumeInterruption() {
@@ -181,7 +189,14 @@ extension Runtime {
             // A SIGINT just before the waiter was published found no wait to end.
             if interruptPending { waiter.finish(.interrupted) }
         }
-        defer { if onMain { mainThreadWaiter.withLock { $0 = nil } } }
+        let key = ObjectIdentifier(waiter)
+        parkedWaiters.withLock { $0[key] = waiter }
+        defer {
+            parkedWaiters.withLock { _ = $0.removeValue(forKey: key) }
+            if onMain { mainThreadWaiter.withLock { $0 = nil } }
+        }
+        // An end that began before the waiter was published found no wait to end.
+        if ld_lock_terminating(lock) != 0 { waiter.finish(.terminated) }
         w.arm(waiter)
         return unlocked {
             if !Waits.wait(waiter.signal, timeout) { waiter.finish(.timedOut) }

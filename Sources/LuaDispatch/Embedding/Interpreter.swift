@@ -73,12 +73,12 @@ extension Runtime {
             traced = traceBegin(T, requested, ld_is_main_thread() != 0 ? mainQueue.label : "(host thread)", .call)
             ld_pop(T, 1)
         }
+        // A call from outside Lua (a held function the host calls) gets the runtime's time limit.
+        let limited = ld_running_count() == 0 ? try beginLimitedCall() : false
+        defer { endLimitedRun(limited) }
         let status = ld_pcall(T, count, results, 1)
         traceEnd(traced)
-        if status != LUA_OK {
-            let (message, traceback) = ErrorValue.pop(T)
-            throw LuaScriptError(message: message, traceback: traceback)
-        }
+        if status != LUA_OK { throw scriptError(T, status: status) }
     }
 
     /// The values from `index` to the top of `T`, copied. Lock held.

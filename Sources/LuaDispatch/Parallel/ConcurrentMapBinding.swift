@@ -54,12 +54,16 @@ enum ConcurrentMapBinding {
         let size = chunk ?? defaultChunk(n)
         let tasks = n / size + (n % size == 0 ? 0 : 1)
         let slots = Slots(tasks)
-        let libraries = a.runtime.libraries
-        a.runtime.unlocked {
+        let runtime = a.runtime
+        runtime.unlocked {
             DispatchQueue.concurrentPerform(iterations: tasks) { t in
                 let first = t * size + 1
                 let last = first + min(size, n - first + 1) - 1
-                slots.buffer[t] = WorkerInterpreter.current(libraries: libraries).run(fn, first...last)
+                // Under a memory limit, interpreters of the runtime's own, which charge it.
+                let owned = runtime.budget != nil
+                let worker = owned ? runtime.ownedWorkers.take(for: runtime) : WorkerInterpreter.current(libraries: runtime.libraries)
+                defer { if owned { runtime.ownedWorkers.putBack(worker) } }
+                slots.buffer[t] = runtime.ownedWorkers.run(worker, for: runtime) { worker.run(fn, first...last) }
             }
         }
         if let failure = slots.buffer.compactMap({ $0?.error }).min(by: { $0.index < $1.index }) {

@@ -99,6 +99,8 @@ final class JobObject: @unchecked Sendable {
             let waiters = s.waiters
             s.waiters = WaiterQueue()
             if s.notify != nil { s.observed = true }
+            // A job its interpreter's limit or interrupt ended: the host is told of that end once.
+            if case .failed? = s.outcome, runtime.terminationKind != nil { s.observed = true }
             defer { s.moreNotifies = [] }
             return (waiters, s.notify, s.moreNotifies, unobservedLocked(&s))
         }

@@ -123,15 +123,19 @@ final class PoolWorker: @unchecked Sendable {
         if let interpreter {
             worker = interpreter
         } else {
-            worker = WorkerInterpreter(libraries: job.runtime.libraries)
+            worker = WorkerInterpreter(libraries: job.runtime.libraries, budget: job.runtime.budget)
             interpreter = worker
         }
+        let owner = job.runtime
         if !initialised {
             initialised = true
             if let initCode = pool.initCode {
                 let started = tracer != nil ? Tracer.clock() : 0
-                let outcome = worker.call(initCode)
-                if case .failed = outcome { initFailure = outcome }
+                let outcome = owner.ownedWorkers.run(worker, for: owner) { worker.call(initCode) }
+                if case .failed = outcome {
+                    // An init that the owner's limit ended runs again with the next job.
+                    if owner.terminationKind != nil { initialised = false } else { initFailure = outcome }
+                }
                 tracer?.jobSlice(lane: lane, laneName: laneName, name: pool.label, kind: "init", source: "init",
                                  started: started, flow: 0)
             }
@@ -141,9 +145,11 @@ final class PoolWorker: @unchecked Sendable {
         if let initFailure {
             outcome = initFailure
         } else {
-            switch code {
-            case .plain(let job): outcome = worker.call(job)
-            case .graph(let graph): outcome = worker.call(graph)
+            outcome = owner.ownedWorkers.run(worker, for: owner) {
+                switch code {
+                case .plain(let job): worker.call(job)
+                case .graph(let graph): worker.call(graph)
+                }
             }
         }
         tracer?.jobSlice(lane: lane, laneName: laneName, name: pool.label, kind: "job", source: job.source ?? "?",

@@ -15,7 +15,7 @@ import Glibc
 /// bindings kept in its `dispatch` module (`now`, `walltime`, `thread`, `sleep`, `errno_name`,
 /// `channel` and channels' methods) run unchanged, their waits included; everything else is
 /// removed and raises a clear error when used.
-final class WorkerInterpreter {
+final class WorkerInterpreter: @unchecked Sendable {  // used by one thread at a time
     /// Live worker interpreters in the process (for tests and diagnostics).
     static let live = Atomic<Int>(0)
 
@@ -59,10 +59,11 @@ final class WorkerInterpreter {
 
     /// Every worker interpreter of the process is made here, its Lua state by `Runtime` (through
     /// `ld_newstate`, as the main interpreter's): the one place where whatever applies to every
-    /// Lua state (its allocator, and the standard libraries of the runtime it works for:
-    /// `libraries`, which a sandbox restricts) is given to workers too.
-    init(libraries: LuaLibraries) {
-        runtime = Runtime(libraries: libraries, tracing: false)
+    /// Lua state (its allocator, and what the runtime it works for restricts: `libraries`, which
+    /// a sandbox pares down, and `budget`, the memory limit its states charge) is given to
+    /// workers too.
+    init(libraries: LuaLibraries, budget: OpaquePointer? = nil) {
+        runtime = Runtime(libraries: libraries, tracing: false, limits: .none, budget: budget.map { ld_budget_retain($0) })
         runtime.acquire()
         defer { runtime.release() }
         let L = runtime.L
@@ -75,6 +76,22 @@ final class WorkerInterpreter {
     deinit {
         runtime.close()
         Self.live.wrappingSubtract(1, ordering: .relaxed)
+    }
+
+    /// Ends the code running here now, as its owner's limit or `interrupt()` ends the owner's
+    /// (any thread; see `OwnedWorkers`): it raises `kind`'s error until it has unwound, and its
+    /// waits end.
+    func end(_ kind: LuaScriptError.Kind) {
+        runtime.termination.store(kind.rawValue, ordering: .releasing)
+        ld_lock_terminate(runtime.lock, kind == .timeLimit ? 1 : 0)
+        runtime.endParkedWaits()
+    }
+
+    /// After a job or part: an end is over, the interpreter runs the next one normally.
+    func resume() {
+        guard runtime.termination.load(ordering: .acquiring) != 0 else { return }
+        ld_lock_end_termination(runtime.lock)
+        runtime.termination.store(0, ordering: .releasing)
     }
 
     /// Removes every `dispatch` function but `moduleNames`; using one of them raises

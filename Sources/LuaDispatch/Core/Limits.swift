@@ -1,0 +1,185 @@
+import CLua
+import CLuaShim
+import Dispatch
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Limits for scripts the host did not write (API.md, "Untrusted scripts"), and ending a script
+/// from outside: a time limit or `interrupt()` ends every Lua code of the interpreter. How:
+/// the lock asks the code running now to end (`ld_lock_terminate`: the switch signal hooks it,
+/// and the hook raises at each instruction until the code has unwound, so `pcall` cannot keep
+/// it), every parked wait ends, blocks that have not started never run, sources are cancelled
+/// and suspended tasks ended. Once no work is left the interpreter takes scripts again.
+extension Runtime {
+    /// What a host limits. `memory`: bytes every Lua state of the interpreter may hold together
+    /// (worker interpreters too); an allocation past it fails with Lua's "not enough memory".
+    /// `time`: seconds of wall time each `run` or `call` (and the work it leaves running) may
+    /// take before the interpreter ends it.
+    public struct Limits: Sendable, Equatable {
+        public var memory: Int?
+        public var time: Double?
+
+        public init(memory: Int? = nil, time: Double? = nil) {
+            self.memory = memory
+            self.time = time
+        }
+
+        public static let none = Limits()
+    }
+
+    /// Whether every blocking wait can be ended by a time limit or `interrupt()` (they then
+    /// wait on a waiter the runtime can wake instead of blocking in Dispatch). On by default; a
+    /// host that never ends its scripts from outside may turn it off (the CLI does, without
+    /// `--time-limit`: its Ctrl-C ends only the main thread's wait, as `lua`'s does).
+    package var endableWaits: Bool {
+        get { parksAllWaits.load(ordering: .relaxed) }
+        set { parksAllWaits.store(newValue, ordering: .relaxed) }
+    }
+
+    /// Why the interpreter is ending its code now, if it is.
+    var terminationKind: LuaScriptError.Kind? {
+        LuaScriptError.Kind(rawValue: termination.load(ordering: .acquiring)).flatMap { $0 == .error ? nil : $0 }
+    }
+
+    /// Ends every Lua code of this interpreter from any thread, as a time limit does: the code
+    /// running raises "interrupted" (which `pcall` cannot catch), waits end, pending blocks and
+    /// timers are dropped. The `run` or `call` in progress throws an error of kind
+    /// `.interrupted`. Once its work has drained, the interpreter runs the next script normally.
+    public func interrupt() { terminate(.interrupted) }
+
+    /// Ends every Lua code with `kind`'s error (see `interrupt()`); does nothing while an
+    /// earlier end is still draining.
+    func terminate(_ kind: LuaScriptError.Kind) {
+        guard termination.compareExchange(expected: LuaScriptError.Kind.error.rawValue, desired: kind.rawValue,
+                                          ordering: .acquiringAndReleasing).exchanged else { return }
+        lastTermination.store(kind.rawValue, ordering: .releasing)
+        ld_lock_terminate(lock, kind == .timeLimit ? 1 : 0)
+        endParkedWaits()
+        ownedWorkers.endAll(kind)
+        afters.dropAll()
+        // What holds work open (sources, suspended tasks, held queues) is let go under the lock,
+        // which the code running gives up as it unwinds.
+        DispatchQueue.global().async { [self] in
+            acquire()
+            sources.cancelAll()
+            closeTasks()
+            queues.forEach(QueueObject.release)
+            // Channels and other objects only the ended code referenced close when collected.
+            _ = ld_gc_collect(admin)
+            release()
+            endTerminationIfIdle()
+        }
+    }
+
+    /// Called whenever outstanding work or running Lua may have reached zero: an end that has
+    /// drained (no work left, no Lua running) is over.
+    func endTerminationIfIdle() {
+        let kind = termination.load(ordering: .acquiring)
+        guard kind > 0, pending.load(ordering: .acquiring) == 0, running.load(ordering: .acquiring) == 0 else { return }
+        // One thread ends it (-1 while it does): a second one, late, would disarm the deadline
+        // of the run that starts once this end is over.
+        guard termination.compareExchange(expected: kind, desired: -1, ordering: .acquiringAndReleasing).exchanged else { return }
+        disarmDeadline()
+        ld_lock_end_termination(lock)
+        termination.store(0, ordering: .releasing)
+    }
+
+    /// The kind of the last end (`nil` if none yet); kept after the interpreter is usable again,
+    /// for a host that reports it (the CLI's exit).
+    public var lastTerminationKind: LuaScriptError.Kind? {
+        let k = LuaScriptError.Kind(rawValue: lastTermination.load(ordering: .acquiring))
+        return k == .error ? nil : k
+    }
+
+    /// Forgets the last end (before the next script).
+    func clearLastTermination() { lastTermination.store(0, ordering: .releasing) }
+
+    /// The message an ended wait raises.
+    var terminationMessage: String { terminationKind == .timeLimit ? "time limit exceeded" : "interrupted" }
+
+    // MARK: memory
+
+    /// For a binding about to allocate `bytes` at once (a string from data, a copy): Lua's
+    /// "not enough memory" if that would pass the memory limit. (Allocations in bindings are
+    /// counted but never fail, so that no error unwinds through Swift: big ones check first.)
+    func checkMemory(_ bytes: Int) throws(LuaError) {
+        guard let budget, bytes > 0 else { return }
+        guard ld_budget_used(budget) + Int64(bytes) <= ld_budget_limit(budget) else {
+            throw .message("not enough memory")
+        }
+    }
+
+    /// Bytes the interpreter's Lua states and data hold against the memory limit (0 without one).
+    public var memoryInUse: Int { budget.map { Int(ld_budget_used($0)) } ?? 0 }
+
+    // MARK: the deadline
+
+    /// Ends the interpreter's code with a time-limit error `seconds` from now, unless disarmed
+    /// first (by another `armDeadline`, or once the interpreter is idle after the run or call).
+    public func armDeadline(_ seconds: Double) {
+        let token = deadlineToken.wrappingAdd(1, ordering: .acquiringAndReleasing).newValue
+        let nanos = Runtime.nanoseconds(seconds)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(min(nanos, Int64(Int.max))))) { [weak self] in
+            guard let self, self.deadlineToken.load(ordering: .acquiring) == token else { return }
+            self.terminate(.timeLimit)
+        }
+    }
+
+    /// Cancels the armed deadline, if any.
+    public func disarmDeadline() { deadlineToken.wrappingAdd(1, ordering: .acquiringAndReleasing) }
+
+    /// Disarms the deadline armed with `token`, if it is still the armed one.
+    func disarmDeadline(token: Int) {
+        _ = deadlineToken.compareExchange(expected: token, desired: token &+ 1, ordering: .acquiringAndReleasing)
+    }
+
+    /// Before a run or call: waits (up to 10 s) for an end still draining, arms `timeLimit`
+    /// (or the runtime's), and returns whether one was armed.
+    func beginLimitedRun(_ timeLimit: Double?) throws(LuaScriptError) -> Bool {
+        if termination.load(ordering: .acquiring) != 0 {
+            let deadline = DispatchTime.now() + 10
+            while termination.load(ordering: .acquiring) != 0 && DispatchTime.now() < deadline {
+                endTerminationIfIdle()
+                usleep(1000)
+            }
+            guard termination.load(ordering: .acquiring) == 0 else {
+                throw LuaScriptError(message: "the interpreter is still ending the previous script (work left: \(pendingWork))",
+                                     kind: terminationKind ?? .interrupted)
+            }
+        }
+        clearLastTermination()
+        guard let seconds = timeLimit ?? limits.time else { return false }
+        armDeadline(seconds)
+        return true
+    }
+
+    /// `beginLimitedRun` for a call made with the interpreter held (a held Lua function the
+    /// host calls): an end still draining fails it at once rather than waiting with the lock.
+    func beginLimitedCall() throws(LuaScriptError) -> Bool {
+        if let kind = terminationKind {
+            throw LuaScriptError(message: "the interpreter is still ending the previous script (\(terminationMessage))", kind: kind)
+        }
+        clearLastTermination()
+        guard let seconds = limits.time else { return false }
+        armDeadline(seconds)
+        return true
+    }
+
+    /// After a run or call: its deadline goes once nothing it started is left.
+    func endLimitedRun(_ armed: Bool) {
+        guard armed else { return }
+        let token = deadlineToken.load(ordering: .acquiring)
+        if pending.load(ordering: .acquiring) == 0 { disarmDeadline(token: token) } else { disarmsWhenIdle.store(token, ordering: .releasing) }
+    }
+
+    // MARK: waits
+
+    /// Ends every wait parked now with `.terminated`.
+    func endParkedWaits() {
+        let all = parkedWaiters.withLock { Array($0.values) }
+        for waiter in all { waiter.finish(.terminated) }
+    }
+}

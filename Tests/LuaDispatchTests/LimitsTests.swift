@@ -1,0 +1,126 @@
+import Dispatch
+import Foundation
+import Synchronization
+import XCTest
+@testable import LuaDispatch
+
+/// Limits for untrusted scripts from a Swift host (API.md, "Untrusted scripts"): a time limit
+/// per run or call, `interrupt()` from any thread, a memory limit, error kinds, and one
+/// `Runtime` that runs the next script normally after a limit ended one.
+final class LimitsTests: XCTestCase {
+    private func expectEnd(_ kind: LuaScriptError.Kind, within seconds: Double = 10, file: StaticString = #filePath,
+                           line: UInt = #line, _ body: () throws(LuaScriptError) -> Void) {
+        let started = DispatchTime.now()
+        do {
+            try body()
+            XCTFail("the script was not ended", file: file, line: line)
+        } catch {
+            XCTAssertEqual(error.kind, kind, "\(error)", file: file, line: line)
+        }
+        let took = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
+        XCTAssertLessThan(took, seconds, file: file, line: line)
+    }
+
+    func testTimeLimitEndsCodeThatCatchesErrorsAndTheRuntimeRunsTheNextScript() throws {
+        let rt = Runtime(limits: .init(time: 0.3))
+        expectEnd(.timeLimit) { () throws(LuaScriptError) in
+            try rt.run(string: "while true do pcall(function() while true do end end) end")
+        }
+        XCTAssertEqual(try rt.run(string: "return 6 * 7"), [.integer(42)])
+        // A per-run limit overrides the runtime's.
+        XCTAssertEqual(try rt.run(string: "local t = os.clock() while os.clock() - t < 0.5 do end return 1", timeLimit: 60), [.integer(1)])
+    }
+
+    func testInterruptFromAnotherThreadInLuaInAWaitAndInATask() throws {
+        let rt = Runtime()
+        for (what, code) in [
+            ("in Lua", "local x = 0 while true do x = x + 1 end"),
+            ("in a wait", "require('dispatch').semaphore(0):wait()"),
+            ("in a sleep on another queue", """
+                local dispatch = require('dispatch')
+                local g = dispatch.group()
+                dispatch.global():async(function() dispatch.sleep(100) end, {group = g})
+                g:wait()
+                """),
+            ("in a task", """
+                local dispatch = require('dispatch')
+                local t = dispatch.task(function() dispatch.sleep(100) end)
+                t:wait()
+                """),
+        ] {
+            DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { rt.interrupt() }
+            expectEnd(.interrupted) { () throws(LuaScriptError) in try rt.run(string: code) }
+            XCTAssertTrue(rt.waitUntilIdle(timeout: 10), "\(what): the ended script's work drained")
+            XCTAssertEqual(try rt.run(string: "return 'next'"), [.string("next")], what)
+        }
+    }
+
+    /// Work the chunk left running is ended too, and pending blocks and timers never run.
+    func testTimeLimitEndsWorkLeftRunningAndDropsPendingBlocks() throws {
+        let rt = Runtime(limits: .init(time: 0.5))
+        let ran = Mutex(false)
+        rt.register(module: "host", functions: ["ran": { _ in ran.withLock { $0 = true }; return [] }])
+        try rt.run(string: """
+            local dispatch = require('dispatch')
+            dispatch.global():async(function() local x = 0 while true do x = x + 1 end end)
+            dispatch.global():after(30, function() require('host').ran() end)
+            local t = dispatch.source.timer{deadline = 20, queue = dispatch.global(), handler = function() require('host').ran() end}
+            t:resume()
+            """)
+        XCTAssertTrue(rt.waitUntilIdle(timeout: 10), "the endless block, the after block and the timer are gone: \(rt.outstandingWork() ?? "")")
+        XCTAssertEqual(rt.lastTerminationKind, .timeLimit)
+        XCTAssertFalse(ran.withLock { $0 })
+        XCTAssertEqual(try rt.run(string: "return 1"), [.integer(1)])
+        XCTAssertNil(rt.lastTerminationKind, "a new run starts clean")
+    }
+
+    func testMemoryLimitErrorsAreCatchableAndUncaughtOnesHaveTheirKind() throws {
+        let rt = Runtime(limits: .init(memory: 32 << 20))
+        let caught = try rt.run(string: """
+            local ok, err = pcall(function() local t = {} for i = 1, 1e9 do t[i] = {i} end end)
+            collectgarbage()
+            return ok, err
+            """)
+        XCTAssertEqual(caught, [.boolean(false), .string("not enough memory")])
+        expectEnd(.memoryLimit) { () throws(LuaScriptError) in
+            try rt.run(string: "collectgarbage('stop') local t = {} for i = 1, 1e9 do t[i] = ('x'):rep(64) .. i end")
+        }
+        XCTAssertEqual(try rt.run(string: "collectgarbage('restart') collectgarbage() return 'ok'"), [.string("ok")])
+    }
+
+    /// A plugin host's loop: 100 hostile scripts in one runtime, each ended by a limit, then a
+    /// normal one, which gives the right answer; resident memory does not grow with the loop.
+    func testHundredHostileScriptsThenANormalOne() throws {
+        let rt = Runtime(limits: .init(memory: 16 << 20, time: 0.05))
+        // (script, its time limit: the memory bombs get time enough to reach the memory limit)
+        let hostile: [(String, Double?)] = [
+            ("while true do end", nil),
+            ("local t = {} while true do t[#t + 1] = {} end", 30),
+            ("collectgarbage('stop') local s = {} for i = 1, 1e9 do s[i] = ('y'):rep(100) .. i end", 30),
+            ("while true do pcall(error, 'x') end", nil),
+            ("require('dispatch').semaphore(0):wait()", nil),
+        ]
+        var rss: [Int] = []
+        var kinds: [LuaScriptError.Kind: Int] = [:]
+        for i in 0..<100 {
+            do {
+                let (code, limit) = hostile[i % hostile.count]
+                try rt.run(string: code, timeLimit: limit)
+                XCTFail("script \(i) was not ended")
+            } catch {
+                kinds[error.kind, default: 0] += 1
+            }
+            if i % 20 == 19 { rss.append(Self.residentBytes()) }
+        }
+        XCTAssertEqual(kinds[.timeLimit], 60)
+        XCTAssertEqual(kinds[.memoryLimit], 40)
+        XCTAssertEqual(try rt.run(string: "local s = 0 for i = 1, 100 do s = s + i end return s"), [.integer(5050)])
+        XCTAssertLessThan(rss.last! - rss.first!, 24 << 20, "resident memory across the loop: \(rss)")
+    }
+
+    static func residentBytes() -> Int {
+        guard let s = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let pages = s.split(separator: " ").compactMap { Int($0) }
+        return pages.count > 1 ? pages[1] * Int(sysconf(Int32(_SC_PAGESIZE))) : 0
+    }
+}
