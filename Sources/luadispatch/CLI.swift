@@ -52,9 +52,12 @@ enum CLI {
         let mask = ldcli_collectargs(argv, &first)
         let noEnv = mask != LDCLI_HAS_ERROR && mask & LDCLI_HAS_NOENV != 0
         let limits = options.limits
-        let runtime = Runtime(libraries: options.sandbox ? .sandbox : .all, ignoreEnvironment: noEnv, limits: limits)
+        // The CLI's time limit covers the whole program, the script and the work it leaves: one
+        // deadline armed here, not the runtime's per-run one, which goes once the runtime is
+        // idle (and work that starts after a moment of idleness would then run unlimited).
+        let runtime = Runtime(libraries: options.sandbox ? .sandbox : .all, ignoreEnvironment: noEnv,
+                              limits: .init(memory: limits.memory))
         runtime.endableWaits = limits.time != nil
-        // The CLI's time limit covers the whole program: the script and the work it leaves.
         if let seconds = limits.time { runtime.armDeadline(seconds) }
         if options.sandbox {
             ldcli_set_text_only(1)  // the script, -e, LUA_INIT, standard input and the prompt too

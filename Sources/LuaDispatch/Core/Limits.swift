@@ -62,7 +62,11 @@ extension Runtime {
         afters.dropAll()
         // What holds work open (sources, suspended tasks, held queues) is let go under the lock,
         // which the code running gives up as it unwinds.
-        DispatchQueue.global().async { [self] in
+        // Counted as work, so that the end is not over (and the next script's tasks and
+        // sources not let go by it) before it has run.
+        workAdded()
+        Self.endings.async { [self] in
+            defer { workDone() }
             acquire()
             sources.cancelAll()
             closeTasks()
@@ -122,11 +126,17 @@ extension Runtime {
     public func armDeadline(_ seconds: Double) {
         let token = deadlineToken.wrappingAdd(1, ordering: .acquiringAndReleasing).newValue
         let nanos = Runtime.nanoseconds(seconds)
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(min(nanos, Int64(Int.max))))) { [weak self] in
+        Self.deadlines.asyncAfter(deadline: .now() + .nanoseconds(Int(min(nanos, Int64(Int.max))))) { [weak self] in
             guard let self, self.deadlineToken.load(ordering: .acquiring) == token else { return }
             self.terminate(.timeLimit)
         }
     }
+
+    /// Where deadlines fire and ends clean up: serial queues, which libdispatch serves from its
+    /// overcommitting pool. On a global queue a deadline waited for a thread of a pool that the
+    /// very blocks it was to end had filled (a limits fuzz sequence ran on for ever).
+    static let deadlines = DispatchQueue(label: "org.luadispatch.deadlines", qos: .userInteractive)
+    static let endings = DispatchQueue(label: "org.luadispatch.endings", qos: .userInteractive)
 
     /// Cancels the armed deadline, if any.
     public func disarmDeadline() { deadlineToken.wrappingAdd(1, ordering: .acquiringAndReleasing) }
