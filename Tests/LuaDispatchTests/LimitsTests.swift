@@ -23,6 +23,7 @@ final class LimitsTests: XCTestCase {
 
     func testTimeLimitEndsCodeThatCatchesErrorsAndTheRuntimeRunsTheNextScript() throws {
         let rt = Runtime(limits: .init(time: 0.3))
+        defer { rt.close() }
         expectEnd(.timeLimit) { () throws(LuaScriptError) in
             try rt.run(string: "while true do pcall(function() while true do end end) end")
         }
@@ -33,6 +34,7 @@ final class LimitsTests: XCTestCase {
 
     func testInterruptFromAnotherThreadInLuaInAWaitAndInATask() throws {
         let rt = Runtime()
+        defer { rt.close() }
         for (what, code) in [
             ("in Lua", "local x = 0 while true do x = x + 1 end"),
             ("in a wait", "require('dispatch').semaphore(0):wait()"),
@@ -58,6 +60,7 @@ final class LimitsTests: XCTestCase {
     /// Work the chunk left running is ended too, and pending blocks and timers never run.
     func testTimeLimitEndsWorkLeftRunningAndDropsPendingBlocks() throws {
         let rt = Runtime(limits: .init(time: 0.5))
+        defer { rt.close() }
         let ran = Mutex(false)
         rt.register(module: "host", functions: ["ran": { _ in ran.withLock { $0 = true }; return [] }])
         try rt.run(string: """
@@ -76,6 +79,7 @@ final class LimitsTests: XCTestCase {
 
     func testMemoryLimitErrorsAreCatchableAndUncaughtOnesHaveTheirKind() throws {
         let rt = Runtime(limits: .init(memory: 32 << 20))
+        defer { rt.close() }
         let caught = try rt.run(string: """
             local ok, err = pcall(function() local t = {} for i = 1, 1e9 do t[i] = {i} end end)
             collectgarbage()
@@ -92,6 +96,7 @@ final class LimitsTests: XCTestCase {
     /// normal one, which gives the right answer; resident memory does not grow with the loop.
     func testHundredHostileScriptsThenANormalOne() throws {
         let rt = Runtime(limits: .init(memory: 16 << 20, time: 0.05))
+        defer { rt.close() }
         // (script, its time limit: the memory bombs get time enough to reach the memory limit)
         let hostile: [(String, Double?)] = [
             ("while true do end", nil),

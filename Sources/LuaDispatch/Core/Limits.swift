@@ -91,6 +91,17 @@ extension Runtime {
         termination.store(0, ordering: .releasing)
     }
 
+    /// Waits (up to `timeout` seconds) until an end in progress is over: its clean-up has run and
+    /// the code it ended has unwound. The CLI waits before it exits, so that no thread of the
+    /// runtime is still tearing work down while the process exits under it.
+    package func waitForEnd(timeout: Double) {
+        let deadline = DispatchTime.now() + timeout
+        while termination.load(ordering: .acquiring) != 0 && DispatchTime.now() < deadline {
+            endTerminationIfIdle()
+            usleep(1000)
+        }
+    }
+
     /// The kind of the last end (`nil` if none yet); kept after the interpreter is usable again,
     /// for a host that reports it (the CLI's exit).
     public var lastTerminationKind: LuaScriptError.Kind? {
@@ -126,9 +137,11 @@ extension Runtime {
     public func armDeadline(_ seconds: Double) {
         let token = deadlineToken.wrappingAdd(1, ordering: .acquiringAndReleasing).newValue
         let nanos = Runtime.nanoseconds(seconds)
-        Self.deadlines.asyncAfter(deadline: .now() + .nanoseconds(Int(min(nanos, Int64(Int.max))))) { [weak self] in
-            guard let self, self.deadlineToken.load(ordering: .acquiring) == token else { return }
-            self.terminate(.timeLimit)
+        Self.deadlines.asyncAfter(deadline: .now() + .nanoseconds(Int(min(nanos, Int64(Int.max))))) { [self] in
+            // Held strongly until it fires, disarmed or not: a weak reference's side table is
+            // invisible to LeakSanitizer, which reported it as leaked at the CLI's exit.
+            guard deadlineToken.load(ordering: .acquiring) == token else { return }
+            terminate(.timeLimit)
         }
     }
 
