@@ -82,7 +82,8 @@ extension Runtime {
     /// drained (no work left, no Lua running) is over.
     func endTerminationIfIdle() {
         let kind = termination.load(ordering: .acquiring)
-        guard kind > 0, pending.load(ordering: .acquiring) == 0, running.load(ordering: .acquiring) == 0 else { return }
+        guard kind > 0, pending.load(ordering: .acquiring) == 0, running.load(ordering: .acquiring) == 0,
+              parkedWaiters.withLock({ $0.isEmpty }) else { return }  // a parked wait has yet to see the end
         // One thread ends it (-1 while it does): a second one, late, would disarm the deadline
         // of the run that starts once this end is over.
         guard termination.compareExchange(expected: kind, desired: -1, ordering: .acquiringAndReleasing).exchanged else { return }

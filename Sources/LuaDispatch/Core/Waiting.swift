@@ -200,6 +200,9 @@ extension Runtime {
         w.arm(waiter)
         return unlocked {
             if !Waits.wait(waiter.signal, timeout) { waiter.finish(.timedOut) }
+            // Still registered, so an end cannot be over yet: a wait that ended otherwise (the
+            // group left by a block the end stopped) while the interpreter is ending is ended too.
+            if ld_lock_terminating(lock) != 0 { return .terminated }
             return waiter.outcome
         }
     }
