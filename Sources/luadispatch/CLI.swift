@@ -86,7 +86,7 @@ enum CLI {
         let ok = runtime.withMainLuaThread(traceSource: script) { L in ldcli_main(L, argc, argv, Session.waitForInput) } != 0
         guard ok else {
             fflush(nil)
-            runtime.waitForEnd(timeout: 5)
+            runtime.waitForCleanUp(timeout: 5)
             // Blocks the chunk started may still run, even parked for ever in a wait: close
             // only an idle interpreter (leak checkers then see a clean exit), and not one a
             // limit has ended (its lock still marks the ended main thread; see reliability.md).
@@ -96,7 +96,7 @@ enum CLI {
         if runtime.pendingWork > 0 { runtime.armInterruption() }
         runtime.runUntilIdle()
         if let ended = runtime.lastTerminationKind {
-            runtime.waitForEnd(timeout: 5)
+            runtime.waitForCleanUp(timeout: 5)
             writeError("\(programName): \(ended == .timeLimit ? "time limit exceeded (\(RuntimeOptions.seconds(limits.time ?? 0)))" : "interrupted")\n")
             return 1
         }

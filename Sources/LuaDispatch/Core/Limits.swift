@@ -92,15 +92,15 @@ extension Runtime {
         termination.store(0, ordering: .releasing)
     }
 
-    /// Waits (up to `timeout` seconds) until an end in progress is over: its clean-up has run and
-    /// the code it ended has unwound. The CLI waits before it exits, so that no thread of the
-    /// runtime is still tearing work down while the process exits under it.
-    package func waitForEnd(timeout: Double) {
-        let deadline = DispatchTime.now() + timeout
-        while termination.load(ordering: .acquiring) != 0 && DispatchTime.now() < deadline {
-            endTerminationIfIdle()
-            usleep(1000)
-        }
+    /// Waits (up to `timeout` seconds) until the clean-up of an end in progress has run. The CLI
+    /// waits before it exits, so that no thread of the runtime is still tearing work down while
+    /// the process exits under it. (Not for the end to be over: work stuck in a C call, or a
+    /// wait the end cannot reach, would hold the exit that long.)
+    package func waitForCleanUp(timeout: Double) {
+        guard termination.load(ordering: .acquiring) != 0 else { return }
+        let done = DispatchSemaphore(value: 0)
+        Self.endings.async { done.signal() }  // behind the clean-up `terminate` queued
+        _ = done.wait(timeout: .now() + timeout)
     }
 
     /// The kind of the last end (`nil` if none yet); kept after the interpreter is usable again,
