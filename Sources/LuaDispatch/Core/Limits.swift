@@ -174,10 +174,7 @@ extension Runtime {
                                      kind: terminationKind ?? .interrupted)
             }
         }
-        clearLastTermination()
-        guard let seconds = timeLimit ?? limits.time else { return false }
-        armDeadline(seconds)
-        return true
+        return armRunDeadline(timeLimit ?? limits.time)
     }
 
     /// `beginLimitedRun` for a call made with the interpreter held (a held Lua function the
@@ -186,8 +183,13 @@ extension Runtime {
         if let kind = terminationKind {
             throw LuaScriptError(message: "the interpreter is still ending the previous script (\(terminationMessage))", kind: kind)
         }
+        return armRunDeadline(limits.time)
+    }
+
+    /// A run or call starts: the last end is forgotten, and `seconds` (if any) armed.
+    private func armRunDeadline(_ seconds: Double?) -> Bool {
         clearLastTermination()
-        guard let seconds = limits.time else { return false }
+        guard let seconds else { return false }
         armDeadline(seconds)
         return true
     }

@@ -65,19 +65,19 @@ public final class Runtime: @unchecked Sendable {
 
     // State below changes only under the interpreter lock, which is what makes it exclusive:
     // Swift's dynamic exclusivity checks on these hot paths would only cost time.
-    private let pool = LuaThreadPool()
+    let pool = LuaThreadPool()
     /// Every thread `takeThread` made (pooled or in use), and the main Lua thread, as opposed
     /// to coroutines.
-    @exclusivity(unchecked) private var pooledThreads = Set<OpaquePointer>()
+    @exclusivity(unchecked) var pooledThreads = Set<OpaquePointer>()
     /// Whether a chunk runs on the main Lua thread `L` now.
-    @exclusivity(unchecked) private var mainLuaThreadBusy = false
+    @exclusivity(unchecked) var mainLuaThreadBusy = false
     /// The same, readable without the lock (for Ctrl-C).
     let mainChunkRunning = Atomic<Bool>(false)
     /// Ctrl-C's eventfd watcher and the host's action for a SIGINT outside any chunk.
     let interruption = Mutex<(watcher: Interruption?, whenIdle: @Sendable () -> Void)?>(nil)
-    @exclusivity(unchecked) private var anchorsRef: Int32 = LUA_NOREF
-    private let deferredRefs = Mutex<[Int32]>([])
-    private let hasDeferredRefs = Atomic<Bool>(false)
+    @exclusivity(unchecked) var anchorsRef: Int32 = LUA_NOREF
+    let deferredRefs = Mutex<[Int32]>([])
+    let hasDeferredRefs = Atomic<Bool>(false)
 
     /// Lua error handler set by `dispatch.set_error_handler` (a registry ref), under the lock.
     @exclusivity(unchecked) var errorHandlerRef: Int32 = LUA_NOREF
@@ -396,76 +396,16 @@ public final class Runtime: @unchecked Sendable {
 
     @inline(__always) func workDone() {
         guard pending.wrappingSubtract(1, ordering: .acquiringAndReleasing).newValue == 0 else { return }
-        let token = disarmsWhenIdle.exchange(0, ordering: .acquiringAndReleasing)
-        if token != 0 { disarmDeadline(token: token) }
-        endTerminationIfIdle()
+        // Plain loads first: this runs whenever the runtime goes idle (each sync round trip).
+        if disarmsWhenIdle.load(ordering: .relaxed) != 0 {
+            let token = disarmsWhenIdle.exchange(0, ordering: .acquiringAndReleasing)
+            if token != 0 { disarmDeadline(token: token) }
+        }
+        if termination.load(ordering: .relaxed) != 0 { endTerminationIfIdle() }
         if drivingMainQueue.load(ordering: .acquiring) {
             // Wake the main thread's run loop so that it sees the runtime is idle.
             DispatchQueue.main.async {}
         }
         if idleWaiters.load(ordering: .acquiring) > 0 { idleSignal.signal() }
-    }
-
-    // MARK: Lua threads
-
-    /// A Lua thread for one block: index 1 of its stack is the message handler. Lock held.
-    func takeThread() -> OpaquePointer {
-        if let T = pool.take() { return T }
-        let T = lua_newthread(admin)!
-        lua_rawgeti(admin, ld_registryindex(), lua_Integer(anchorsRef))
-        lua_pushvalue(admin, -2)
-        lua_pushboolean(admin, 1)
-        lua_rawset(admin, -3)
-        lua_settop(admin, 0)
-        lua_pushcclosure(T, ld_msgh, 0)
-        pooledThreads.insert(T)
-        return T
-    }
-
-    /// Whether `L` is a thread of the pool (running a block, handler or chunk), not a coroutine.
-    func isPooledThread(_ L: OpaquePointer) -> Bool { pooledThreads.contains(L) }
-
-    func giveBack(_ T: OpaquePointer) {
-        endTaskOwner(T)
-        if T == L {
-            lua_settop(T, 0)
-            mainLuaThreadBusy = false
-            mainChunkRunning.store(false, ordering: .releasing)
-        } else {
-            lua_settop(T, 1)
-            pool.give(T)
-        }
-    }
-
-    /// The main Lua thread when called on the main OS thread and it is free, else a pooled
-    /// thread; index 1 is the message handler. Give it back with `giveBack`. Lock held.
-    func takeThreadForHost() -> OpaquePointer {
-        guard ld_is_main_thread() != 0, !mainLuaThreadBusy, !isClosed else { return takeThread() }
-        mainLuaThreadBusy = true
-        mainChunkRunning.store(true, ordering: .releasing)
-        lua_settop(L, 0)
-        lua_pushcclosure(L, ld_msgh, 0)
-        return L
-    }
-
-    // MARK: references released from any thread
-
-    /// Releases a registry reference later, from a thread that holds the lock. Safe anywhere,
-    /// including deinits that run while the lock is held.
-    func deferUnref(_ ref: Int32) {
-        guard ref != LUA_NOREF && ref != LUA_REFNIL else { return }
-        deferredRefs.withLock { $0.append(ref) }
-        hasDeferredRefs.store(true, ordering: .releasing)
-    }
-
-    /// Lock held.
-    func drainDeferred() {
-        guard hasDeferredRefs.load(ordering: .acquiring) else { return }
-        let refs = deferredRefs.withLock { refs in
-            defer { refs.removeAll() }
-            hasDeferredRefs.store(false, ordering: .relaxed)
-            return refs
-        }
-        for ref in refs { luaL_unref(admin, ld_registryindex(), ref) }
     }
 }
