@@ -41,8 +41,20 @@ final class IOHarness: @unchecked Sendable {
     /// Runs `code` (with `dispatch` and `t` already required) and waits until no work is left.
     @discardableResult
     func run(_ code: String, expectErrors: Bool = false, file: StaticString = #filePath, line: UInt = #line) -> [String] {
-        let watchdog = DispatchWorkItem {
-            FileHandle.standardError.write("IOHarness: test at line \(line) hung for 60 s\n".data(using: .utf8)!)
+        let watchdog = DispatchWorkItem { [runtime, lines, uncaught] in
+            // What the script had done and what keeps the runtime busy (read from counters, so
+            // this works while Lua code is stuck), so that a hang seen once in CI says why.
+            let threads = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8))?
+                .split(separator: "\n").first { $0.hasPrefix("Threads:") }.map(String.init) ?? "Threads: ?"
+            let report = """
+                IOHarness: test at line \(line) hung for 60 s
+                  emitted: \(lines.all)
+                  uncaught: \(uncaught.all)
+                  outstanding: \(runtime.outstandingWork() ?? "nothing")
+                  process: \(threads)
+
+                """
+            FileHandle.standardError.write(report.data(using: .utf8)!)
             exit(99)
         }
         DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: watchdog)
