@@ -58,7 +58,10 @@ enum CLI {
         let runtime = Runtime(libraries: options.sandbox ? .sandbox : .all, ignoreEnvironment: noEnv,
                               limits: .init(memory: limits.memory))
         runtime.endableWaits = limits.time != nil
-        if let seconds = limits.time { runtime.armDeadline(seconds) }
+        if let seconds = limits.time {
+            runtime.armDeadline(seconds)
+            TimeLimitBackstop.arm(limit: seconds, programName: programName)
+        }
         if options.sandbox {
             ldcli_set_text_only(1)  // the script, -e, LUA_INIT, standard input and the prompt too
         } else {

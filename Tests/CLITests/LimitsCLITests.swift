@@ -80,6 +80,21 @@ final class LimitsCLITests: XCTestCase {
             """, time, expect: "time limit exceeded (1 s)", within: 15)
     }
 
+    /// Lua runs `__gc` with hooks off, so no hook ends a finalizer that never returns: the CLI
+    /// itself exits, a few seconds after the limit, saying why.
+    func testAFinalizerThatNeverReturnsStillEndsTheProgram() throws {
+        let endless = "setmetatable({}, {__gc = function() while true do end end})"
+        try hostile("\(endless); collectgarbage(); print('not reached')", time,
+                    expect: "time limit exceeded (1 s); code the limit cannot interrupt", within: 20)
+        try hostile("""
+            local dispatch = require('dispatch')
+            dispatch.global():async(function()
+              \(endless)
+              while true do local t = {} end   -- collected here, on a worker thread
+            end)
+            """, ["--sandbox"] + time, expect: "time limit exceeded (1 s); code the limit cannot interrupt", within: 20)
+    }
+
     func testBadOptionValues() throws {
         let size = try CLI.run(["--memory-limit", "lots", "-e", "print(1)"])
         XCTAssertEqual(size.status, 1)
