@@ -45,6 +45,16 @@ final class FuzzTests: XCTestCase {
         XCTAssertTrue(output.contains(" 0 failed") && output.contains(" 0 escapes"), output.suffix(2000).description)
     }
 
+    /// The limits round (`fuzz.py --sandbox --limits`): sandboxed sequences run with
+    /// `--memory-limit 64M --time-limit 2`, and 40% of their hostile statements try to exhaust
+    /// the process (memory bombs, endless loops, endless finalizers): each ends on its own or by a
+    /// limit, within 4 s of the limit, with no crash, hang or escape.
+    func testBoundedLimitsFuzzRun() throws {
+        let (status, output) = try fuzz(count: "120", ["--sandbox", "--limits", "--timeout", "30", "--time-limit", "120"])
+        XCTAssertEqual(status, 0, "fuzzer found failures:\n" + output.suffix(6000))
+        XCTAssertTrue(output.contains(" 0 failed") && output.contains(" 0 escapes"), output.suffix(2000).description)
+    }
+
     /// The same sequences run without `--sandbox` get out, and the round says so.
     func testSandboxFuzzRoundFindsEscapesWithoutTheSandbox() throws {
         let (status, output) = try fuzz(count: "8", fixed: true, ["--sandbox", "--unsandboxed", "--no-minimise", "--timeout", "30"])
