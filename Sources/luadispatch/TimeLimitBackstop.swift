@@ -8,9 +8,9 @@
 /// after the limit, a program still running says so and exits. (Embedding hosts have no such
 /// last resort: docs/embedding.md, "What a limit cannot end".)
 ///
-/// A thread of its own sleeps until then: a Dispatch timer's block waited for a worker thread
-/// that libdispatch did not start while the runtime's end, blocked behind the finalizer, held
-/// the one it had (the program ran on, 4 runs in 5).
+/// A thread of its own sleeps until then: a Dispatch timer's block (on a serial queue of its own)
+/// did not run in 4 runs of 5 while the runtime's end waited behind the finalizer on a worker
+/// (no thread was running it; not root-caused), and the program ran on.
 enum TimeLimitBackstop {
     /// Longer than an end normally takes to drain, well under the limits fuzz round's 4 s.
     static let grace = 3.0
