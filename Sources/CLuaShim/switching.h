@@ -28,6 +28,10 @@ typedef struct ld_lock_shared {
     /// that holder's interval from then rather than from when it began to wait.
     _Atomic int64_t since;
     _Atomic uint32_t since_acquisition;
+    /// The last request: which acquisition was asked, and when. One request per holder per
+    /// interval, whoever asks (see ld_switch_watch_check).
+    _Atomic uint32_t asked_acquisition;
+    _Atomic int64_t asked_at;
     /// The message code ended by LD_REQUEST_TERMINATE raises (a static string).
     const char *_Atomic termination;
 } ld_lock_shared;
@@ -50,6 +54,9 @@ static inline void ld_lock_note_holder(ld_lock_shared *s) {
 
 /// Asks the holder to give the lock up (switching.c).
 void ld_request_switch(ld_lock_shared *s);
+
+/// The shortest sleep of a waiter that watches a holder, in nanoseconds.
+enum { LD_WATCH_MIN_SLEEP = 1000000 };
 
 /// A waiter's view of one holder's tenure: which acquisition, seen since when.
 typedef struct {
@@ -90,6 +97,15 @@ static inline int ld_switch_watch_check(ld_lock_shared *s, ld_switch_watch *w, i
     }
     if (now - w->since >= interval) {
         w->since = now;
+        // Every waiter watches the holder; one of them asks. Each asking sends the holder a
+        // signal: fifty waiters asking at a 20 us interval kept it in its signal handler, and
+        // kept themselves looking (below), the cores busy with sched_yield (dispatch_cascade
+        // at 20 us: over 90 s under load, most of it system time).
+        int64_t last = atomic_load_explicit(&s->asked_at, memory_order_relaxed);
+        if (atomic_load_explicit(&s->asked_acquisition, memory_order_relaxed) == a && now - last < interval) return 0;
+        if (!atomic_compare_exchange_strong_explicit(&s->asked_at, &last, now, memory_order_relaxed, memory_order_relaxed))
+            return 0;
+        atomic_store_explicit(&s->asked_acquisition, a, memory_order_relaxed);
         ld_request_switch(s);
         return 1;
     }
@@ -101,7 +117,9 @@ static inline int ld_switch_watch_check(ld_lock_shared *s, ld_switch_watch *w, i
 static inline int64_t ld_switch_watch_until(ld_lock_shared *s, ld_switch_watch *w, int64_t deadline) {
     int64_t interval = atomic_load_explicit(&s->interval, memory_order_relaxed);
     if (interval <= 0) return deadline;
-    int64_t next = w->since + interval;
+    // Not sooner than 1 ms: the waiter that asked keeps looking (lock.c), and with a 20 us
+    // interval every sleeper waking each interval kept both cores busy.
+    int64_t next = w->since + (interval > LD_WATCH_MIN_SLEEP ? interval : LD_WATCH_MIN_SLEEP);
     return deadline != 0 && deadline < next ? deadline : next;
 }
 
