@@ -53,8 +53,9 @@ final class DispatchPortsTests: XCTestCase {
     /// between 80 serial queues hundreds of thousands of times take most of a minute on two
     /// quiet cores (dispatch_cascade 56 s, dispatch_readsync 47 s: docs/reliability.md).
     static var timeout: Double {
-        let interval = ProcessInfo.processInfo.environment["LUADISPATCH_SWITCH_INTERVAL"].flatMap(Double.init)
-        return interval.map { $0 > 0 && $0 < 0.001 } == true ? 240 : 90
+        guard let interval = ProcessInfo.processInfo.environment["LUADISPATCH_SWITCH_INTERVAL"].flatMap(Double.init),
+              interval > 0, interval < 0.001 else { return 90 }
+        return 240
     }
 
     static func checksDeclared(_ text: String) -> ClosedRange<Int>? {

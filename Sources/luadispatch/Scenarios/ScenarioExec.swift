@@ -33,7 +33,11 @@ enum ScenarioExec {
 
         let runtime = Runtime()
         ScenarioModule.install(runtime, scriptDirectory: directory(of: path))
-        let watchdog = Watchdog(runtime: runtime, limit: limit)
+        // At the limit: what the runtime still has pending, as the scenario's failure.
+        let watchdog = ProcessWatchdog(limit: limit, fd: 1, status: timedOutStatus) { [runtime] in
+            let pending = runtime.outstandingWork() ?? "nothing the runtime can name"
+            return "FAILED: timed out after \(Posix.twoDecimals(limit)) s; still pending: \(pending)\n"
+        }
         var problems: [String] = []
         do {
             try runtime.run(file: path, arguments: [])
@@ -61,65 +65,5 @@ enum ScenarioExec {
     static func directory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
-    }
-}
-
-/// Ends the process at the time limit, after printing what the runtime still has pending.
-/// A thread of its own, since the limit must hold even when every Dispatch worker is stuck.
-final class Watchdog: @unchecked Sendable {
-    private let runtime: Runtime
-    private let limit: Double
-    private var lock = pthread_mutex_t()
-    private var wake = pthread_cond_t()
-    private var cancelled = false
-
-    init(runtime: Runtime, limit: Double) {
-        self.runtime = runtime
-        self.limit = limit
-        pthread_mutex_init(&lock, nil)
-        var attr = pthread_condattr_t()
-        pthread_condattr_init(&attr)
-        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC)
-        pthread_cond_init(&wake, &attr)
-        pthread_condattr_destroy(&attr)
-        var thread = pthread_t()
-        let started = pthread_create(&thread, nil, { context in
-            Unmanaged<Watchdog>.fromOpaque(context!).takeRetainedValue().watch()
-            return nil
-        }, Unmanaged.passRetained(self).toOpaque())
-        if started == 0 { pthread_detach(thread) }
-    }
-
-    func cancel() {
-        pthread_mutex_lock(&lock)
-        cancelled = true
-        pthread_cond_signal(&wake)
-        pthread_mutex_unlock(&lock)
-    }
-
-    private func watch() {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        let whole = limit.rounded(.down)
-        var deadline = timespec(tv_sec: now.tv_sec + Int(whole), tv_nsec: now.tv_nsec + Int((limit - whole) * 1e9))
-        if deadline.tv_nsec >= 1_000_000_000 {
-            deadline.tv_sec += 1
-            deadline.tv_nsec -= 1_000_000_000
-        }
-        pthread_mutex_lock(&lock)
-        while !cancelled {
-            if pthread_cond_timedwait(&wake, &lock, &deadline) == ETIMEDOUT { break }
-        }
-        let fire = !cancelled
-        pthread_mutex_unlock(&lock)
-        guard fire else { return }
-        let pending = runtime.outstandingWork() ?? "nothing the runtime can name"
-        // Keep what the script printed, unless a stuck thread holds standard output.
-        if ftrylockfile(stdout) == 0 {
-            fflush(stdout)
-            funlockfile(stdout)
-        }
-        Posix.writeAll(1, Array("FAILED: timed out after \(Posix.twoDecimals(limit)) s; still pending: \(pending)\n".utf8))
-        _exit(ScenarioExec.timedOutStatus)
     }
 }
