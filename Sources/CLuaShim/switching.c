@@ -81,8 +81,7 @@ static void unhook(running *e) {
 
 /// Puts the switch hook on the innermost state, if this thread holds a lock asked to switch.
 /// In the signal handler, or at the end of a busy section.
-static void hook_innermost(void) {
-    pending = 0;
+static void hook_state(void) {
     ld_lock *lock = ld_lock_held();
     if (lock == NULL || depth == 0 || depth > MAX_RUNNING) return;
     if (!(atomic_load_explicit(&ld_lock_state(lock)->requests, memory_order_relaxed) & (LD_REQUEST_SWITCH | LD_REQUEST_TERMINATE)))
@@ -96,6 +95,26 @@ static void hook_innermost(void) {
     e->count = lua_gethookcount(e->L);
     e->hooked = 1;
     lua_sethook(e->L, switch_hook, e->mask | LUA_MASKCOUNT, 1);
+}
+
+/// hook_state as a busy section of its own. Called outside the handler, it could be interrupted
+/// between reading the script's hook and setting the switch hook; the handler would then hook
+/// first, and this call would take the switch hook's mask and count of 1 for the script's, which
+/// the script got back at the next unhook (debug.gethook said "l", 1 for a hook set as "l", 0).
+static void hook_innermost(void) {
+    int outer = busy;
+    busy = 1;
+    atomic_signal_fence(memory_order_seq_cst);
+    do {
+        pending = 0;
+        atomic_signal_fence(memory_order_seq_cst);
+        hook_state();
+        atomic_signal_fence(memory_order_seq_cst);
+    } while (!outer && pending);
+    busy = outer;
+    atomic_signal_fence(memory_order_seq_cst);
+    // A signal between the last look and here set `pending` only: served now (outside a section).
+    if (!outer && pending) hook_innermost();
 }
 
 static void on_signal(int sig) {

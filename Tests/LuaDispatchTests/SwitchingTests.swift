@@ -206,6 +206,37 @@ final class SwitchingTests: XCTestCase {
         XCTAssertEqual(out, ["true true l true true  100 true"])
     }
 
+    /// The switch signal landing while the runtime hooks the state itself (after debug.sethook)
+    /// must not hand the script the switch hook's mask and count. Inside a hook no other hook
+    /// runs, so the block below keeps the interpreter while a waiting block asks for it every
+    /// interval: each debug.sethook then hooks for the switch again, with signals arriving.
+    /// Before the fix about one call in 3,000 read back "l", 1 for a hook set as "l", 0.
+    func testScriptHookKeepsItsCountWhileSwitchesAreAsked() {
+        let h = IOHarness()
+        h.runtime.switchInterval = 0.00002
+        let out = h.run("""
+            local g, bad, n = dispatch.group(), 0, 0
+            local function inner() end
+            local function hook()
+              debug.sethook()
+              dispatch.global():async(function() end, {group = g})   -- asks for the interpreter
+              local deadline = dispatch.now() + 1
+              while dispatch.now() < deadline do
+                n = n + 1
+                debug.sethook(inner, "l")
+                local f, mask, count = debug.gethook()
+                if f ~= inner or mask ~= "l" or count ~= 0 then bad = bad + 1 end
+              end
+              debug.sethook()
+            end
+            debug.sethook(hook, "l")
+            local x = 1
+            g:wait()
+            t.emit(bad, n > 1000)
+            """)
+        XCTAssertEqual(out, ["0 true"])
+    }
+
     func testSwitchIntervalReadSetAndMisuse() {
         let h = IOHarness()
         h.runtime.switchInterval = 0.005
