@@ -6,14 +6,8 @@ import Glibc
 #endif
 
 extension Runtime {
-    /// Services the main queue on the calling (main) thread until no work is left: no block
-    /// pending or running, no pending notify, no live source or channel. Returns early, with a
-    /// warning on stderr, when the only work left sits on suspended or inactive queues.
-    ///
-    /// `dispatchMain()` is not used: it never returns and moves main-queue blocks to a worker.
-    /// Neither is Foundation's run loop (loading Foundation would triple start-up time): the
-    /// main thread polls the main queue's eventfd and drains it, as that run loop does.
-    public func runUntilIdle() {
+    /// `runUntilIdle()`'s loop (Embedding/RuntimeRunning.swift, which says why it polls).
+    func serviceMainQueueUntilIdle() {
         drivingMainQueue.store(true, ordering: .releasing)
         defer { drivingMainQueue.store(false, ordering: .releasing) }
         var lastCheck = DispatchTime.now()

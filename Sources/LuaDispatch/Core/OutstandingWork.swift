@@ -1,11 +1,6 @@
 extension Runtime {
-    /// What keeps the runtime from being idle, in words, or nil when nothing does: blocks running
-    /// Lua (or parked in a blocking call), the main and custom queues with blocks or sources
-    /// waiting (and whether the queue is suspended or inactive), group enters not yet left, and
-    /// the rest (blocks on global queues, group notifies, delayed blocks, I/O, HTTP requests).
-    /// It reads counters only, never the interpreter, so a watchdog may call it from any thread,
-    /// even while Lua code runs or is stuck. Counts taken while work moves may be off by one.
-    public func outstandingWork() -> String? {
+    /// `outstandingWork()`'s report (Embedding/RuntimeRunning.swift), from counters only.
+    func describeOutstandingWork() -> String? {
         func plural(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
         var parts: [String] = []
         let runningNow = running.load(ordering: .acquiring)

@@ -13,6 +13,9 @@ import Glibc
 /// Lua thread from `pool`, so that a block parked in a blocking call (which releases the lock)
 /// keeps its own stack. Bookkeeping that needs a stack uses `admin`, never a parked thread.
 public final class Runtime: @unchecked Sendable {
+    // Here: the state and the designated initialisers. The public API a host calls is in
+    // `Embedding/` (its README.md is the index), apart from the public stored properties below.
+
     let L: OpaquePointer
     let admin: OpaquePointer
     let lock: OpaquePointer
@@ -33,8 +36,9 @@ public final class Runtime: @unchecked Sendable {
     let exhaustion = ThreadExhaustion()
     /// Times a block gave the interpreter up to a waiting one (switching).
     let switches = Atomic<Int>(0)
-    /// The host's limits (`Limits.swift`), and the memory limit's count of bytes, which every
-    /// Lua state of the interpreter and the bytes it holds for scripts charge.
+    /// The host's limits (`Embedding/Limits.swift`; enforced in `Termination.swift`), and the
+    /// memory limit's count of bytes, which every Lua state of the interpreter and the bytes it
+    /// holds for scripts charge.
     let limits: Limits
     let budget: OpaquePointer?
     /// `LuaScriptError.Kind` of the end in progress (0: none), and of the last one.
@@ -130,21 +134,6 @@ public final class Runtime: @unchecked Sendable {
     @exclusivity(unchecked) private(set) var isClosed = false
     private let idleWaiters = Atomic<Int>(0)
     private let idleSignal = DispatchSemaphore(value: 0)
-
-    /// Creates an interpreter with `libraries` open and `dispatch` preloaded
-    /// (`require("dispatch")`; without the package library, also the global `dispatch`).
-    /// `ignoreEnvironment` is `lua -E`: the package library ignores LUA_PATH and LUA_CPATH.
-    /// `tracing` turns the execution timeline on or off (see `traceJSON()`); nil leaves it to
-    /// `LUADISPATCH_TRACE=FILE`. `traceLimit` bounds the events kept (default 1,000,000).
-    /// `switchInterval` is how long a block may keep the interpreter while another waits for
-    /// it, in seconds (0: until it waits; see `switchInterval`); nil leaves it to
-    /// `LUADISPATCH_SWITCH_INTERVAL`, else 5 ms.
-    /// `limits` bound what scripts may take (memory, time: see `Limits`).
-    public convenience init(libraries: LuaLibraries = .all, ignoreEnvironment: Bool = false, tracing: Bool? = nil,
-                            traceLimit: Int? = nil, switchInterval: Double? = nil, limits: Limits = .none) {
-        self.init(libraries: libraries, ignoreEnvironment: ignoreEnvironment, tracing: tracing, traceLimit: traceLimit,
-                  switchInterval: switchInterval, limits: limits, budget: limits.memory.map { ld_budget_new(Int64($0)) })
-    }
 
     /// An interpreter whose states charge `budget` (which it takes over, or retains for a worker
     /// interpreter charging its owner's: see `WorkerInterpreter`).
@@ -281,12 +270,8 @@ public final class Runtime: @unchecked Sendable {
         if let budget { ld_budget_release(budget) }
     }
 
-    /// Tears the interpreter down: waits for blocks that are running Lua to finish, makes
-    /// blocks that have not started yet do nothing, ends suspended tasks (each counts as
-    /// outstanding work until then; their to-be-closed variables are not closed), releases queues it suspended or left
-    /// inactive, and closes the Lua state (running every `__gc`). Idempotent. Call it from
-    /// outside Lua (not from a host function or a block).
-    public func close() {
+    /// `close()`'s work (Embedding/RuntimeRunning.swift).
+    func closeInterpreter() {
         guard ld_lock_held() != lock else { return }
         defer { ownedWorkers.closeSpares() }  // after the lock is given up: each takes its own
         acquire()
@@ -297,9 +282,6 @@ public final class Runtime: @unchecked Sendable {
         tearDown(closingState: true)
     }
 
-    /// Outstanding work: blocks, notifies, sources, I/O. Zero means idle.
-    public var pendingWork: Int { outstandingUnits }
-
     /// Units of outstanding work, each record block counted on its own (`pending` counts all
     /// of them as one). Exact under the lock; without it, may be off while work moves.
     var outstandingUnits: Int {
@@ -307,11 +289,9 @@ public final class Runtime: @unchecked Sendable {
         return pending.load(ordering: .acquiring) - (records > 0 ? 1 : 0) + records
     }
 
-    /// Blocks the calling thread until no work is outstanding, or until `timeout` seconds pass
-    /// (returns false then). For hosts that do not run the main queue on this thread; a host
-    /// that does should call `runUntilIdle()` instead, since main-queue blocks count as work.
-    @discardableResult
-    public func waitUntilIdle(timeout: Double? = nil) -> Bool {
+    /// `waitUntilIdle(timeout:)`'s work (Embedding/RuntimeRunning.swift): `workDone` signals
+    /// `idleSignal` while someone waits.
+    func waitForIdle(timeout: Double?) -> Bool {
         let deadline = timeout.map { DispatchTime.now() + $0 }
         idleWaiters.wrappingAdd(1, ordering: .acquiringAndReleasing)
         defer { idleWaiters.wrappingSubtract(1, ordering: .acquiringAndReleasing) }

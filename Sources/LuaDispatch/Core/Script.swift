@@ -6,21 +6,14 @@ import Glibc
 #endif
 
 extension Runtime {
-    /// Runs a Lua file on the calling thread, with `arg` and `...` set as the `lua` command sets
-    /// them, and returns the chunk's results. Blocks it submits go on running after it returns;
-    /// main-queue blocks run whenever the host services the main queue. `timeLimit` (default:
-    /// `Limits.time`) bounds the chunk and the work it leaves running: past it, every Lua code
-    /// of the interpreter is ended and the error's kind is `.timeLimit` (see `Limits.swift`).
-    @discardableResult
-    public func run(file path: String, arguments: [String] = [], timeLimit: Double? = nil) throws(LuaScriptError) -> [LuaValue] {
+    // The work of the public `run(file:)`, `run(string:)` and `call(_:_:)`
+    // (Embedding/RuntimeRunning.swift).
+
+    func runChunk(file path: String, arguments: [String], timeLimit: Double?) throws(LuaScriptError) -> [LuaValue] {
         try runChunk(script: path, arguments: arguments, timeLimit: timeLimit) { L in luaL_loadfilex(L, path, chunkMode) }
     }
 
-    /// Runs a string of Lua code on the calling thread; see `run(file:arguments:)`.
-    /// `name` is the chunk name used in messages (`=name` prints as `name`).
-    @discardableResult
-    public func run(string code: String, name: String = "=(command line)", arguments: [String] = [],
-                    timeLimit: Double? = nil) throws(LuaScriptError) -> [LuaValue] {
+    func runChunk(string code: String, name: String, arguments: [String], timeLimit: Double?) throws(LuaScriptError) -> [LuaValue] {
         try runChunk(script: nil, arguments: arguments, timeLimit: timeLimit) { L in
             var code = code
             return code.withUTF8 { buf in
@@ -28,12 +21,6 @@ extension Runtime {
             }
         }
     }
-
-    /// Counts a failure (as an uncaught error does) so that `exitStatus` becomes 1.
-    public func recordFailure() { uncaughtErrors.wrappingAdd(1, ordering: .relaxed) }
-
-    /// The exit status the CLI reports: 1 after any uncaught error, else 0.
-    public var exitStatus: Int32 { uncaughtErrors.load(ordering: .relaxed) > 0 ? 1 : 0 }
 
     private func runChunk(script: String?, arguments: [String], timeLimit: Double?,
                           load: (OpaquePointer) -> Int32) throws(LuaScriptError) -> [LuaValue] {
@@ -50,11 +37,7 @@ extension Runtime {
         }
     }
 
-    /// Calls the global function `name` with `arguments` on the calling thread and returns its
-    /// results. Must not be called from inside a host function (the interpreter is busy there).
-    /// `timeLimit` as for `run(string:)`.
-    @discardableResult
-    public func call(_ name: String, _ arguments: [LuaValue] = [], timeLimit: Double? = nil) throws(LuaScriptError) -> [LuaValue] {
+    func callGlobal(_ name: String, _ arguments: [LuaValue], timeLimit: Double?) throws(LuaScriptError) -> [LuaValue] {
         guard ld_lock_held() != lock else {
             throw LuaScriptError(message: "call(\"\(name)\"): the calling thread is already running Lua")
         }

@@ -12,16 +12,6 @@ import Glibc
 /// and takes it back once the waiter has run. The waiter asks (lock.c), a signal hooks the Lua
 /// code running on the holder's thread (switching.c), and the hook calls `yieldInterpreter`.
 extension Runtime {
-    /// The interval when neither the host nor `LUADISPATCH_SWITCH_INTERVAL` sets one.
-    public static let defaultSwitchInterval = 0.005
-
-    /// The switch interval in seconds (0: cooperative, a block keeps the interpreter until it
-    /// waits). Settable from any thread; `dispatch.switch_interval` is the script's view.
-    public var switchInterval: Double {
-        get { Double(ld_lock_interval(lock)) / 1e9 }
-        set { ld_lock_set_interval(lock, Self.nanoseconds(newValue)) }
-    }
-
     /// Seconds as the lock's nanoseconds: negative and NaN mean 0, huge values are capped.
     static func nanoseconds(_ seconds: Double) -> Int64 {
         guard seconds > 0 else { return 0 }

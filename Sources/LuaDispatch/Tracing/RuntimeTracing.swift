@@ -6,31 +6,12 @@ import Synchronization
 import Glibc
 #endif
 
-/// The runtime's side of tracing: turning it on, the hooks the core calls, and writing.
+/// The runtime's side of tracing: turning it on, the hooks the core calls, and writing. (What a
+/// host reads of it: `Embedding/Tracing.swift`.)
 ///
 /// Every hook is called by the core with the interpreter lock held, except `traceClock`, which
 /// is read before taking it. With tracing off each hook is one test of `tracer`, a constant.
 extension Runtime {
-    /// Whether this interpreter records its execution timeline.
-    public var isTracing: Bool { tracer != nil }
-
-    /// The trace recorded so far, as Chrome trace event JSON (see docs/tracing.md); nil when
-    /// tracing is off. Call it from outside Lua (not from a host function or a block).
-    public func traceJSON() -> String? {
-        guard let tracer, ld_lock_held() != lock else { return nil }
-        acquire()
-        defer { release() }
-        return tracer.json()
-    }
-
-    /// Writes the trace recorded so far to `path`; false (with the reason on stderr) when it
-    /// cannot, or when tracing is off.
-    @discardableResult
-    public func writeTrace(to path: String) -> Bool {
-        guard let json = traceJSON() else { return false }
-        return Self.write(json, to: path)
-    }
-
     // MARK: turning it on
 
     /// The tracer for a new runtime: `tracing` true or false as asked; nil asks the environment

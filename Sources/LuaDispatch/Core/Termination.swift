@@ -7,29 +7,13 @@ import Synchronization
 import Glibc
 #endif
 
-/// Limits for scripts the host did not write (API.md, "Untrusted scripts"), and ending a script
-/// from outside: a time limit or `interrupt()` ends every Lua code of the interpreter. How:
-/// the lock asks the code running now to end (`ld_lock_terminate`: the switch signal hooks it,
-/// and the hook raises at each instruction until the code has unwound, so `pcall` cannot keep
-/// it), every parked wait ends, blocks that have not started never run, sources are cancelled
+/// Ending a script from outside: the machinery of the host's limits and `interrupt()`
+/// (`Embedding/Limits.swift`), which end every Lua code of the interpreter. How: the lock asks
+/// the code running now to end (`ld_lock_terminate`: the switch signal hooks it, and the hook
+/// raises at each instruction until the code has unwound, so `pcall` cannot keep it), every
+/// parked wait ends, blocks that have not started never run, sources are cancelled
 /// and suspended tasks ended. Once no work is left the interpreter takes scripts again.
 extension Runtime {
-    /// What a host limits. `memory`: bytes every Lua state of the interpreter may hold together
-    /// (worker interpreters too); an allocation past it fails with Lua's "not enough memory".
-    /// `time`: seconds of wall time each `run` or `call` (and the work it leaves running) may
-    /// take before the interpreter ends it.
-    public struct Limits: Sendable, Equatable {
-        public var memory: Int?
-        public var time: Double?
-
-        public init(memory: Int? = nil, time: Double? = nil) {
-            self.memory = memory
-            self.time = time
-        }
-
-        public static let none = Limits()
-    }
-
     /// Whether every blocking wait can be ended by a time limit or `interrupt()` (they then
     /// wait on a waiter the runtime can wake instead of blocking in Dispatch). On by default; a
     /// host that never ends its scripts from outside may turn it off (the CLI does, without
@@ -43,12 +27,6 @@ extension Runtime {
     var terminationKind: LuaScriptError.Kind? {
         LuaScriptError.Kind(rawValue: termination.load(ordering: .acquiring)).flatMap { $0 == .error ? nil : $0 }
     }
-
-    /// Ends every Lua code of this interpreter from any thread, as a time limit does: the code
-    /// running raises "interrupted" (which `pcall` cannot catch), waits end, pending blocks and
-    /// timers are dropped. The `run` or `call` in progress throws an error of kind
-    /// `.interrupted`. Once its work has drained, the interpreter runs the next script normally.
-    public func interrupt() { terminate(.interrupted) }
 
     /// Ends every Lua code with `kind`'s error (see `interrupt()`); does nothing while an
     /// earlier end is still draining.
@@ -103,13 +81,6 @@ extension Runtime {
         _ = done.wait(timeout: .now() + timeout)
     }
 
-    /// The kind of the last end (`nil` if none yet); kept after the interpreter is usable again,
-    /// for a host that reports it (the CLI's exit).
-    public var lastTerminationKind: LuaScriptError.Kind? {
-        let k = LuaScriptError.Kind(rawValue: lastTermination.load(ordering: .acquiring))
-        return k == .error ? nil : k
-    }
-
     /// Forgets the last end (before the next script).
     func clearLastTermination() { lastTermination.store(0, ordering: .releasing) }
 
@@ -128,14 +99,11 @@ extension Runtime {
         }
     }
 
-    /// Bytes the interpreter's Lua states and data hold against the memory limit (0 without one).
-    public var memoryInUse: Int { budget.map { Int(ld_budget_used($0)) } ?? 0 }
-
     // MARK: the deadline
 
-    /// Ends the interpreter's code with a time-limit error `seconds` from now, unless disarmed
-    /// first (by another `armDeadline`, or once the interpreter is idle after the run or call).
-    public func armDeadline(_ seconds: Double) {
+    /// `armDeadline(_:)`'s work (Embedding/Limits.swift): arming moves the token on, so that a
+    /// deadline armed before (or disarmed since) does nothing when it fires.
+    func scheduleDeadline(_ seconds: Double) {
         let token = deadlineToken.wrappingAdd(1, ordering: .acquiringAndReleasing).newValue
         let nanos = Runtime.nanoseconds(seconds)
         Self.deadlines.asyncAfter(deadline: .now() + .nanoseconds(Int(min(nanos, Int64(Int.max))))) { [self] in
@@ -151,9 +119,6 @@ extension Runtime {
     /// very blocks it was to end had filled (a limits fuzz sequence ran on for ever).
     static let deadlines = DispatchQueue(label: "org.luadispatch.deadlines", qos: .userInteractive)
     static let endings = DispatchQueue(label: "org.luadispatch.endings", qos: .userInteractive)
-
-    /// Cancels the armed deadline, if any.
-    public func disarmDeadline() { deadlineToken.wrappingAdd(1, ordering: .acquiringAndReleasing) }
 
     /// Disarms the deadline armed with `token`, if it is still the armed one.
     func disarmDeadline(token: Int) {
