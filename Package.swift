@@ -25,7 +25,7 @@ let package = Package(
         .target(name: "CLuaLink", linkerSettings: [.linkedLibrary("lua5.4")]),
         // Lua's macros as functions, and the C frames that may call lua_error.
         .target(name: "CLuaShim", dependencies: ["CLua"], linkerSettings: [.linkedLibrary("dl")]),
-        .target(name: "LuaDispatch", dependencies: ["CLua", "CLuaShim"]),
+        .target(name: "LuaDispatch", dependencies: ["CLua", "CLuaShim"], exclude: ["Embedding/README.md"]),
         // `luaopen_dispatch`: the runtime attached to the loading interpreter's state.
         // Never unmapped: lua_close dlcloses the C modules it loaded while Dispatch's threads
         // may still be releasing blocks whose code lives in this library.
