@@ -280,11 +280,10 @@ static atomic_int next_thread_number = 2;
 __thread int ld_thread_number_cached;
 
 int64_t ld_gettid(void) { return (int64_t)syscall(SYS_gettid); }
-int ld_is_main_thread(void) { return ld_gettid() == (int64_t)getpid(); }
 
 int ld_thread_number_first(void) {
     if (ld_thread_number_cached == 0)
-        ld_thread_number_cached = ld_is_main_thread() ? 1 : atomic_fetch_add(&next_thread_number, 1);
+        ld_thread_number_cached = ld_gettid() == (int64_t)getpid() ? 1 : atomic_fetch_add(&next_thread_number, 1);
     return ld_thread_number_cached;
 }
 

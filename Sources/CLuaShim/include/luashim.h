@@ -295,7 +295,9 @@ static inline int ld_thread_number(void) {
     return n != 0 ? n : ld_thread_number_first();
 }
 int64_t ld_gettid(void);
-int ld_is_main_thread(void);
+/// Whether the calling thread is the process's main thread, from its cached number: every sync
+/// and chunk asks, and asking the kernel (gettid, getpid) was a third of a q:sync's time.
+static inline int ld_is_main_thread(void) { return ld_thread_number() == 1; }
 
 /// The interpreter lock (lock.c): a futex word plus a per-thread "held" pointer.
 typedef struct ld_lock ld_lock;
