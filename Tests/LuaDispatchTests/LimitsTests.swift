@@ -32,6 +32,21 @@ final class LimitsTests: XCTestCase {
         XCTAssertEqual(try rt.run(string: "local t = os.clock() while os.clock() - t < 0.5 do end return 1", timeLimit: 60), [.integer(1)])
     }
 
+    /// An end's clean-up (a block on `Runtime.endings`) that runs after the runtime was closed
+    /// does nothing: it used the closed state (the CLI closes the runtime if the clean-up is slow
+    /// to get the interpreter; the limits fuzz round crashed there, SIGSEGV in lua_pushcclosure).
+    func testAnEndsCleanUpAfterCloseLeavesTheClosedStateAlone() throws {
+        let rt = Runtime()
+        _ = try rt.run(string: "local q = require('dispatch').queue('kept'); q:suspend(); _G.q = q")
+        let gate = DispatchSemaphore(value: 0)
+        Runtime.endings.async { gate.wait() }   // the clean-up queues behind this
+        rt.interrupt()
+        rt.close()
+        gate.signal()
+        Runtime.endings.sync {}                 // the clean-up has run
+        XCTAssertEqual(rt.pendingWork, 0)
+    }
+
     func testInterruptFromAnotherThreadInLuaInAWaitAndInATask() throws {
         let rt = Runtime()
         defer { rt.close() }

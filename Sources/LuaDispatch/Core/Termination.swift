@@ -46,6 +46,9 @@ extension Runtime {
         Self.endings.async { [self] in
             defer { workDone() }
             acquire()
+            // Closed meanwhile (a host or the CLI that stopped waiting for this): the state and
+            // what it held are gone, and this block would use the freed state.
+            guard !isClosed else { return release() }
             sources.cancelAll()
             closeTasks()
             queues.forEach(QueueObject.release)
