@@ -103,18 +103,17 @@ static void hook_state(void) {
 /// the script got back at the next unhook (debug.gethook said "l", 1 for a hook set as "l", 0).
 static void hook_innermost(void) {
     int outer = busy;
-    busy = 1;
-    atomic_signal_fence(memory_order_seq_cst);
     do {
+        busy = 1;
+        atomic_signal_fence(memory_order_seq_cst);
         pending = 0;
         atomic_signal_fence(memory_order_seq_cst);
         hook_state();
         atomic_signal_fence(memory_order_seq_cst);
+        busy = outer;
+        atomic_signal_fence(memory_order_seq_cst);
+        // A signal meanwhile set `pending` only: served again, outside any section.
     } while (!outer && pending);
-    busy = outer;
-    atomic_signal_fence(memory_order_seq_cst);
-    // A signal between the last look and here set `pending` only: served now (outside a section).
-    if (!outer && pending) hook_innermost();
 }
 
 static void on_signal(int sig) {
