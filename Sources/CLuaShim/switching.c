@@ -41,14 +41,12 @@ int ld_switch_signal(void) { return SIGRTMAX - 3; }
 #define MAX_RUNNING LD_MAX_RUNNING
 typedef ld_running_entry running;
 
-__thread ld_running_entry ld_running_stack[LD_MAX_RUNNING];
-__thread int ld_running_depth, ld_running_ready;
-__thread volatile int ld_running_busy, ld_running_pending;
+__thread ld_running_thread ld_running;
 volatile int ld_terminations;
-#define stack ld_running_stack
-#define depth ld_running_depth
-#define busy ld_running_busy
-#define pending ld_running_pending
+#define stack ld_running.stack
+#define depth ld_running.depth
+#define busy ld_running.busy
+#define pending ld_running.pending
 
 static void switch_hook(lua_State *L, lua_Debug *ar);
 
@@ -130,7 +128,7 @@ void ld_running_first(void) {
     sigemptyset(&set);
     sigaddset(&set, ld_switch_signal());
     pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-    ld_running_ready = 1;
+    ld_running.ready = 1;
 }
 
 void ld_running_service(void) { hook_innermost(); }
@@ -248,6 +246,11 @@ void ld_lock_end_termination(ld_lock *lock) {
 
 int ld_lock_terminating(ld_lock *lock) {
     return (atomic_load_explicit(&ld_lock_state(lock)->requests, memory_order_acquire) & LD_REQUEST_TERMINATE) != 0;
+}
+
+const uint32_t *ld_lock_requests(ld_lock *lock) {
+    _Static_assert(LD_REQUEST_TERMINATE == 2, "ld_terminate_requested's bit");
+    return (const uint32_t *)&ld_lock_state(lock)->requests;
 }
 
 void ld_running_hook_now(void) { hook_innermost(); }

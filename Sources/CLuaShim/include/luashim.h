@@ -64,10 +64,15 @@ typedef struct {
     int hooked;
     int enforced;    // ld_alloc_enforced before this state started running here
 } ld_running_entry;
-extern __thread ld_running_entry ld_running_stack[LD_MAX_RUNNING];
-extern __thread int ld_running_depth, ld_running_ready;
-/// Set while the stack changes: a switch signal arriving then only sets `pending`.
-extern __thread volatile int ld_running_busy, ld_running_pending;
+/// One record per thread, so that a push or a pop computes the thread's address once.
+typedef struct {
+    int ready;                 // the switch signal is unblocked on this thread
+    int depth;
+    /// Set while the stack changes: a switch signal arriving then only sets `pending`.
+    volatile int busy, pending;
+    ld_running_entry stack[LD_MAX_RUNNING];
+} ld_running_thread;
+extern __thread ld_running_thread ld_running;
 /// How many interpreters of the process are ending their code (ld_lock_terminate): while any
 /// is, a state that starts running is hooked at once.
 extern volatile int ld_terminations;
@@ -78,53 +83,57 @@ void ld_running_unhook(ld_running_entry *e);
 /// `L` starts running on the calling thread (every block, chunk and handler pushes its pooled
 /// thread, every resume its coroutine) / the innermost state stops running here.
 /// How many Lua states run on this thread now (0: the host calls in from outside Lua).
-static inline int ld_running_count(void) { return ld_running_depth; }
+static inline int ld_running_count(void) { return ld_running.depth; }
 
-static inline void ld_running_push(lua_State *L) {
-    if (!ld_running_ready) ld_running_first();
-    ld_running_busy = 1;
+static inline __attribute__((always_inline)) void ld_running_push(lua_State *L) {
+    ld_running_thread *r = &ld_running;
+    if (!r->ready) ld_running_first();
+    r->busy = 1;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    int d = ld_running_depth;
+    int d = r->depth;
+    int *enforced = &ld_alloc_enforced;
     if (d < LD_MAX_RUNNING) {
-        ld_running_stack[d].L = L;
-        ld_running_stack[d].hooked = 0;
-        ld_running_stack[d].enforced = ld_alloc_enforced;
+        r->stack[d].L = L;
+        r->stack[d].hooked = 0;
+        r->stack[d].enforced = *enforced;
     }
-    ld_alloc_enforced = 1;  // Lua code runs: the memory limit applies
-    ld_running_depth = d + 1;
+    *enforced = 1;  // Lua code runs: the memory limit applies
+    r->depth = d + 1;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    ld_running_busy = 0;
+    r->busy = 0;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    if (ld_running_pending || ld_terminations) ld_running_service();
+    if (r->pending || ld_terminations) ld_running_service();
 }
 
-static inline void ld_running_pop(void) {
-    ld_running_busy = 1;
+static inline __attribute__((always_inline)) void ld_running_pop(void) {
+    ld_running_thread *r = &ld_running;
+    r->busy = 1;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    int d = ld_running_depth - 1;
+    int d = r->depth - 1;
     if (d >= 0) {
-        ld_running_depth = d;
+        r->depth = d;
         if (d < LD_MAX_RUNNING) {
-            ld_alloc_enforced = ld_running_stack[d].enforced;
-            if (ld_running_stack[d].hooked) ld_running_unhook(&ld_running_stack[d]);
+            ld_alloc_enforced = r->stack[d].enforced;
+            if (r->stack[d].hooked) ld_running_unhook(&r->stack[d]);
         }
     }
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    ld_running_busy = 0;
+    r->busy = 0;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    if (ld_running_pending) ld_running_service();
+    if (r->pending) ld_running_service();
 }
 
 /// lua_pcall, with `L` on the calling thread's stack of running states while it runs (see
 /// switching.c): every call into Lua that the runtime makes goes through here or a resume.
-static inline int ld_pcall(lua_State *L, int nargs, int nresults, int msgh) {
+/// Always inline, in Swift callers too: a sync round trip makes two.
+static inline __attribute__((always_inline)) int ld_pcall(lua_State *L, int nargs, int nresults, int msgh) {
     ld_running_push(L);
     int status = lua_pcall(L, nargs, nresults, msgh);
     ld_running_pop();
     return status;
 }
 /// lua_resume, likewise.
-static inline int ld_resume(lua_State *L, lua_State *from, int nargs, int *nresults) {
+static inline __attribute__((always_inline)) int ld_resume(lua_State *L, lua_State *from, int nargs, int *nresults) {
     ld_running_push(L);
     int status = lua_resume(L, from, nargs, nresults);
     ld_running_pop();
@@ -339,6 +348,12 @@ void ld_lock_yield(ld_lock *lock);
 void ld_lock_terminate(ld_lock *lock, int time_limit);
 void ld_lock_end_termination(ld_lock *lock);
 int ld_lock_terminating(ld_lock *lock);
+/// The word of `lock`'s requests, to read with ld_terminate_requested: the runtime keeps it, so
+/// that the check every wait makes is a load rather than two calls.
+const uint32_t *ld_lock_requests(ld_lock *lock);
+static inline int ld_terminate_requested(const uint32_t *requests) {
+    return (__atomic_load_n(requests, __ATOMIC_ACQUIRE) & 2 /* LD_REQUEST_TERMINATE */) != 0;
+}
 /// Hooks the calling thread's innermost state now if its lock asks for a switch or an end
 /// (the thread holds the lock).
 void ld_running_hook_now(void);

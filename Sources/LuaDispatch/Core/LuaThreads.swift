@@ -58,9 +58,12 @@ extension Runtime {
         hasDeferredRefs.store(true, ordering: .releasing)
     }
 
-    /// Lock held.
-    func drainDeferred() {
-        guard hasDeferredRefs.load(ordering: .acquiring) else { return }
+    /// Lock held. Inline: every block and every wait asks, and there is seldom anything.
+    @inline(__always) func drainDeferred() {
+        if hasDeferredRefs.load(ordering: .acquiring) { dropDeferredRefs() }
+    }
+
+    private func dropDeferredRefs() {
         let refs = deferredRefs.withLock { refs in
             defer { refs.removeAll() }
             hasDeferredRefs.store(false, ordering: .relaxed)

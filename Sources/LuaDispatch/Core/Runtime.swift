@@ -19,6 +19,8 @@ public final class Runtime: @unchecked Sendable {
     let L: OpaquePointer
     let admin: OpaquePointer
     let lock: OpaquePointer
+    /// `lock`'s word of requests (see `terminating`).
+    let lockRequests: UnsafePointer<UInt32>
     let objects = ObjectTable()
     /// Records of blocks submitted with `dispatch_async_f`, from a free list (under the lock).
     let blockRecords = BlockRecords()
@@ -147,6 +149,7 @@ public final class Runtime: @unchecked Sendable {
         self.budget = budget
         L = ld_newstate_budget(budget)
         lock = ld_lock_new()
+        lockRequests = ld_lock_requests(lock)
         admin = lua_newthread(L)
         // New Lua threads copy the main thread's extra space: every state can find `self`.
         ld_extraspace(L).pointee = Unmanaged.passUnretained(self).toOpaque()
@@ -200,6 +203,7 @@ public final class Runtime: @unchecked Sendable {
         L = lua_tothread(state, -1)
         ld_pop(state, 1)
         lock = ld_lock_new()
+        lockRequests = ld_lock_requests(lock)
         admin = lua_newthread(state)
         // Threads made from now on copy the main thread's extra space (see `ld_runtime_of`).
         for T in [L, state, admin] { ld_extraspace(T).pointee = Unmanaged.passUnretained(self).toOpaque() }
@@ -249,7 +253,9 @@ public final class Runtime: @unchecked Sendable {
         errorHandlerRef = LUA_NOREF
         pool.removeAll()
         pooledThreads.removeAll()
-        interruption.withLock { $0?.watcher?.stop(); $0 = nil }
+        // Stopped outside `interruption`'s lock: the watcher's handler takes that lock while it
+        // holds its own, which `stop` takes.
+        interruption.withLock { s in defer { s = nil }; return s?.watcher }?.stop()
         if closingState { closeState() } else { ld_interrupt_disarm() }
         // Queued blocks still hold their queues: let Dispatch run them (as no-ops) and free them.
         // The main queue too: the host keeps using it after this interpreter is gone.
@@ -357,6 +363,10 @@ public final class Runtime: @unchecked Sendable {
     @inline(__always) func acquire() { ld_lock_acquire(lock) }
     @inline(__always) func release() { ld_lock_release(lock) }
 
+    /// Whether the interpreter is ending its code (a time limit, an interrupt): asked after
+    /// every wait, so read inline.
+    @inline(__always) var terminating: Bool { ld_terminate_requested(lockRequests) != 0 }
+
     /// Runs `body` (a blocking call) without holding the interpreter. References released
     /// meanwhile (e.g. by Dispatch destroying a queue's specifics) are dropped on the way back.
     @inline(__always) func unlocked<T>(_ body: () throws -> T) rethrows -> T {
@@ -365,7 +375,7 @@ public final class Runtime: @unchecked Sendable {
             acquire()
             drainDeferred()
             // Ended meanwhile: the code this thread goes back to raises too.
-            if ld_lock_terminating(lock) != 0 { ld_running_hook_now() }
+            if terminating { ld_running_hook_now() }
         }
         return try body()
     }

@@ -159,7 +159,7 @@ extension Runtime {
         }
         traceWait(a.name, w.kind, started)
         w.end(outcome)
-        if outcome == .terminated || ld_lock_terminating(lock) != 0 {
+        if outcome == .terminated || terminating {
             // The interpreter is ending its code: this code too, from here on.
             ld_running_hook_now()
             throw .message(terminationMessage)
@@ -196,13 +196,13 @@ extension Runtime {
             if onMain { mainThreadWaiter.withLock { $0 = nil } }
         }
         // An end that began before the waiter was published found no wait to end.
-        if ld_lock_terminating(lock) != 0 { waiter.finish(.terminated) }
+        if terminating { waiter.finish(.terminated) }
         w.arm(waiter)
         return unlocked {
             if !Waits.wait(waiter.signal, timeout) { waiter.finish(.timedOut) }
             // Still registered, so an end cannot be over yet: a wait that ended otherwise (the
             // group left by a block the end stopped) while the interpreter is ending is ended too.
-            if ld_lock_terminating(lock) != 0 { return .terminated }
+            if terminating { return .terminated }
             return waiter.outcome
         }
     }
