@@ -19,17 +19,32 @@ import Glibc
 final class Interruption: @unchecked Sendable {
     let fd: Int32
     let source: DispatchSourceRead
+    /// The runtime whose waits the handler ends, until `stop()` (which `close()` calls before the
+    /// runtime goes): used only under this lock, so `stop()` waits for a handler that uses it.
+    /// Not a weak reference: that would give the runtime a side table, and every later retain
+    /// and release of it (a block, a job) would take the slow path.
+    private let target: Target
+
+    private final class Target: Sendable {
+        let runtime: Mutex<Unmanaged<Runtime>?>
+        init(_ rt: Runtime) { runtime = Mutex(Unmanaged.passUnretained(rt)) }
+    }
 
     init(_ rt: Runtime) {
         fd = ld_interrupt_eventfd()
         source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: .global())
-        source.setEventHandler { [fd, weak rt] in
+        let target = Target(rt)
+        self.target = target
+        source.setEventHandler { [fd, target] in
             var value: UInt64 = 0
             _ = read(fd, &value, 8)
             // Already delivered (the hook raised "interrupted!", or a wait consumed it, and the
             // chunk may have ended since): nothing left to end.
-            guard let rt, ld_interrupt_take() != 0 else { return }
-            if !rt.interruptMainThreadWait() { rt.interruptedWhileIdle() }
+            let whenIdle = target.runtime.withLock { rt -> (@Sendable () -> Void)? in
+                guard let rt, ld_interrupt_take() != 0 else { return nil }
+                return rt._withUnsafeGuaranteedRef { $0.interruptMainThreadWait() ? nil : $0.idleInterruptHandler() }
+            }
+            whenIdle?()  // the host's, called without the lock: it may close the runtime
         }
         // The descriptor is closed only once libdispatch has let go of it (docs/reliability.md).
         source.setCancelHandler { [fd] in close(fd) }
@@ -38,6 +53,7 @@ final class Interruption: @unchecked Sendable {
     }
 
     func stop() {
+        target.runtime.withLock { $0 = nil }
         ld_interrupt_set_fd(-1)
         source.cancel()
     }
@@ -62,13 +78,13 @@ extension Runtime {
         }
     }
 
-    /// A SIGINT that ended no wait: if no chunk runs on the main Lua thread (whose hook will
-    /// fire otherwise), the host's `whenIdle` decides. The eventfd's handler may run late: when
-    /// the hook has fired meanwhile (a chunk, or `dispatch.run` returning to one, raised
+    /// For a SIGINT that ended no wait: if no chunk runs on the main Lua thread (whose hook will
+    /// fire otherwise), the host's `whenIdle`, which decides. The eventfd's handler may run late:
+    /// when the hook has fired meanwhile (a chunk, or `dispatch.run` returning to one, raised
     /// "interrupted!" and then ended), this SIGINT is spent.
-    func interruptedWhileIdle() {
-        guard !mainChunkRunning.load(ordering: .acquiring), interruptPending else { return }
-        interruption.withLock { $0?.whenIdle }?()
+    func idleInterruptHandler() -> (@Sendable () -> Void)? {
+        guard !mainChunkRunning.load(ordering: .acquiring), interruptPending else { return nil }
+        return interruption.withLock { $0?.whenIdle }
     }
 
     /// Arms lua.c's SIGINT handler for the main Lua thread while the host services the main
