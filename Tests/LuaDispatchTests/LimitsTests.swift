@@ -129,6 +129,8 @@ final class LimitsTests: XCTestCase {
                 XCTFail("script \(i) was not ended")
             } catch {
                 kinds[error.kind, default: 0] += 1
+                let expected: LuaScriptError.Kind = (i % hostile.count == 1 || i % hostile.count == 2) ? .memoryLimit : .timeLimit
+                XCTAssertEqual(error.kind, expected, "script \(i): \(error)")
             }
             if i % 20 == 19 { rss.append(Self.residentBytes()) }
         }
