@@ -47,6 +47,31 @@ final class LimitsTests: XCTestCase {
         XCTAssertEqual(rt.pendingWork, 0)
     }
 
+    /// An end is not over until `terminate` has done all it does: the next script does not
+    /// start while the thread that ended the last one is still ending parked waits. (It did, and
+    /// a wait of the next script then ended as "interrupted" with no kind: 1 run in 12 of
+    /// LimitsTests under load, in the hundred hostile scripts test.)
+    func testTheNextScriptStartsOnlyOnceTheEndHasDoneAllItDoes() throws {
+        let rt = Runtime()
+        defer { rt.close() }
+        let held = Atomic<Bool>(false)
+        Runtime.afterTerminateRequest = {
+            // The first end stops here for a while, after the ended code was asked to end.
+            if !held.exchange(true, ordering: .relaxed) { usleep(300_000) }
+        }
+        defer { Runtime.afterTerminateRequest = nil }
+        expectEnd(.timeLimit) { () throws(LuaScriptError) in
+            try rt.run(string: "while true do end", timeLimit: 0.05)
+        }
+        do {
+            try rt.run(string: "require('dispatch').semaphore(0):wait()", timeLimit: 0.5)
+            XCTFail("the wait was not ended")
+        } catch {
+            XCTAssertEqual(error.kind, .timeLimit, "\(error)")
+            XCTAssertTrue(error.message.contains("time limit exceeded"), error.message)
+        }
+    }
+
     func testInterruptFromAnotherThreadInLuaInAWaitAndInATask() throws {
         let rt = Runtime()
         defer { rt.close() }

@@ -33,16 +33,21 @@ extension Runtime {
     func terminate(_ kind: LuaScriptError.Kind) {
         guard termination.compareExchange(expected: LuaScriptError.Kind.error.rawValue, desired: kind.rawValue,
                                           ordering: .acquiringAndReleasing).exchanged else { return }
+        // Counted as work from here to the end of the clean-up below, so that the end is not
+        // over, and the next script cannot start, before all of this has run. Counted only at
+        // the clean-up, an end could be over as soon as the ended code had unwound: the next
+        // script then started while this thread was still at `endParkedWaits` (its first wait
+        // ended as "interrupted", with no kind) or before the clean-up (its sources and tasks
+        // let go).
+        workAdded()
         lastTermination.store(kind.rawValue, ordering: .releasing)
         ld_lock_terminate(lock, kind == .timeLimit ? 1 : 0)
+        Self.afterTerminateRequest?()
         endParkedWaits()
         ownedWorkers.endAll(kind)
         afters.dropAll()
         // What holds work open (sources, suspended tasks, held queues) is let go under the lock,
         // which the code running gives up as it unwinds.
-        // Counted as work, so that the end is not over (and the next script's tasks and
-        // sources not let go by it) before it has run.
-        workAdded()
         Self.endings.async { [self] in
             defer { workDone() }
             acquire()
@@ -58,6 +63,10 @@ extension Runtime {
             endTerminationIfIdle()
         }
     }
+
+    /// Tests only: runs in `terminate` once the running code has been asked to end, before
+    /// parked waits are ended (to hold `terminate` there).
+    package nonisolated(unsafe) static var afterTerminateRequest: (() -> Void)?
 
     /// Called whenever outstanding work or running Lua may have reached zero: an end that has
     /// drained (no work left, no Lua running) is over.
