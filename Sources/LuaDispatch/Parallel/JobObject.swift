@@ -64,7 +64,7 @@ final class JobObject: @unchecked Sendable {
         let ref: Int32
     }
 
-    init(_ rt: Runtime, pool: PoolObject, code: Code, flow: UInt64, source: String?) {
+    init(_ rt: Runtime, pool: PoolObject, code: consuming Code, flow: UInt64, source: String?) {
         runtime = rt
         self.pool = pool
         id = Self.nextID.wrappingAdd(1, ordering: .relaxed).oldValue

@@ -111,7 +111,7 @@ enum WorkersBinding {
         let n = a.count
         let code: JobObject.Code
         if let plain = PlainJob(L, fn: 2, last: n) {
-            code = .plain(plain)
+            code = .plain(consume plain)
         } else {
             var copier = ValueCopier(L, cacheBytecode: true)
             for i in 2...n {
@@ -131,7 +131,7 @@ enum WorkersBinding {
             source = tracer.sourceName(L)
             ld_pop(L, 1)
         }
-        let job = JobObject(rt, pool: pool, code: code, flow: rt.traceFlow(), source: source)
+        let job = JobObject(rt, pool: pool, code: consume code, flow: rt.traceFlow(), source: source)
         guard pool.submit(job) else {
             job.finish(.cancelled)
             throw .message("submit on a closed pool (\(pool.label))")
