@@ -244,10 +244,6 @@ void ld_lock_end_termination(ld_lock *lock) {
         __atomic_sub_fetch(&ld_terminations, 1, __ATOMIC_SEQ_CST);
 }
 
-int ld_lock_terminating(ld_lock *lock) {
-    return (atomic_load_explicit(&ld_lock_state(lock)->requests, memory_order_acquire) & LD_REQUEST_TERMINATE) != 0;
-}
-
 const uint32_t *ld_lock_requests(ld_lock *lock) {
     _Static_assert(LD_REQUEST_TERMINATE == 2, "ld_terminate_requested's bit");
     return (const uint32_t *)&ld_lock_state(lock)->requests;

@@ -347,9 +347,9 @@ void ld_lock_yield(ld_lock *lock);
 /// "interrupted", again at each instruction until it has unwound.
 void ld_lock_terminate(ld_lock *lock, int time_limit);
 void ld_lock_end_termination(ld_lock *lock);
-int ld_lock_terminating(ld_lock *lock);
-/// The word of `lock`'s requests, to read with ld_terminate_requested: the runtime keeps it, so
-/// that the check every wait makes is a load rather than two calls.
+/// The word of `lock`'s requests: whether the interpreter is ending its code is
+/// ld_terminate_requested of it. The runtime keeps the word, so that the check every wait makes
+/// is a load rather than two calls.
 const uint32_t *ld_lock_requests(ld_lock *lock);
 static inline int ld_terminate_requested(const uint32_t *requests) {
     return (__atomic_load_n(requests, __ATOMIC_ACQUIRE) & 2 /* LD_REQUEST_TERMINATE */) != 0;
