@@ -55,6 +55,8 @@ public final class Runtime: @unchecked Sendable {
     let afters = PendingAfters()
     /// Worker interpreters working for this one now, which its limits reach (`Parallel/`).
     let ownedWorkers = OwnedWorkers()
+    /// The code of the function last sent to a worker (`Parallel/FunctionCode.swift`). Lock held.
+    @exclusivity(unchecked) var lastFunctionCode = LastFunctionCode()
     /// Every wait parked now, so that an end can end them.
     let parkedWaiters = Mutex<[ObjectIdentifier: ParkedWaiter]>([:])
     /// Whether every wait parks (rather than blocking natively), so that an end (a time limit,

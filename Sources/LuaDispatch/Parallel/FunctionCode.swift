@@ -25,20 +25,30 @@ final class FunctionCode: @unchecked Sendable {
     static func of(_ L: OpaquePointer, _ i: Int32, cache: Bool) -> FunctionCode {
         let fn = lua_absindex(L, i)
         guard cache else { return FunctionCode(id: 0, bytes: dump(L, fn)) }
+        let rt = Runtime.from(L)
+        let function = lua_topointer(L, fn)
+        if let code = rt.lastFunctionCode.code, rt.lastFunctionCode.function == function { return code }
         let top = lua_gettop(L)
         defer { lua_settop(L, top) }
         lua_checkstack(L, 4)
         RegistryKeys.pushWeakTable(L, RegistryKeys.bytecode, mode: "k")
-        let objects = Runtime.from(L).objects
+        let objects = rt.objects
         lua_pushvalue(L, fn)
-        if lua_rawget(L, top + 1) == LUA_TUSERDATA, let code: FunctionCode = objects.check(L, -1, .code) {
-            return code
+        let code: FunctionCode
+        if lua_rawget(L, top + 1) == LUA_TUSERDATA, let cached: FunctionCode = objects.check(L, -1, .code) {
+            code = cached
+        } else {
+            ld_pop(L, 1)
+            code = FunctionCode(id: nextID.wrappingAdd(1, ordering: .relaxed).oldValue, bytes: dump(L, fn))
+            lua_pushvalue(L, fn)
+            objects.push(L, code, .code)  // its __gc lets the code go with the entry
+            lua_rawset(L, top + 1)
         }
-        ld_pop(L, 1)
-        let code = FunctionCode(id: nextID.wrappingAdd(1, ordering: .relaxed).oldValue, bytes: dump(L, fn))
+        // The function is anchored while it is the last one, so that no other object can
+        // take its address.
         lua_pushvalue(L, fn)
-        objects.push(L, code, .code)  // its __gc lets the code go with the entry
-        lua_rawset(L, top + 1)
+        lua_rawsetp(L, ld_registryindex(), RegistryKeys.lastFunction)
+        rt.lastFunctionCode = LastFunctionCode(function: function, code: code)
         return code
     }
 
@@ -67,6 +77,13 @@ final class FunctionCode: @unchecked Sendable {
         if keep && id != 0 { LoadedFunctions.keep(L, id) }
         return true
     }
+}
+
+/// The function an interpreter last sent to a worker and its code: a loop that submits one
+/// function finds its code by comparing an address, without the weak table's lookup.
+struct LastFunctionCode {
+    var function: UnsafeRawPointer?
+    var code: FunctionCode?
 }
 
 /// The functions an interpreter loaded from other interpreters' bytecode, by the number their
@@ -114,6 +131,7 @@ enum RegistryKeys {
     nonisolated(unsafe) static let bytecode = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
     nonisolated(unsafe) static let loaded = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
     nonisolated(unsafe) static let channels = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
+    nonisolated(unsafe) static let lastFunction = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
 
     /// Pushes the registry's table under `key`, made on first use with weak keys or values
     /// (`mode` "k" or "v").
