@@ -142,6 +142,28 @@ static const char object_tags[32];
 
 const void *ld_object_tag(int kind) { return &object_tags[kind]; }
 
+static int object_gc(lua_State *L) {
+    if (lua_type(L, 1) != LUA_TUSERDATA || lua_rawlen(L, 1) != 2 * sizeof(void *)) return 0;
+    void **p = (void **)lua_touserdata(L, 1);
+    const char *tag = p[1], *wanted = lua_touserdata(L, lua_upvalueindex(2));
+    if (wanted != NULL ? tag != wanted : (tag < object_tags || tag >= object_tags + sizeof object_tags)) return 0;
+    void *object = p[0];
+    if (object == NULL) return 0;
+    p[0] = NULL;
+    ld_object_release_fn release = (ld_object_release_fn)lua_touserdata(L, lua_upvalueindex(1));
+    int enforced = ld_alloc_enforced;
+    ld_alloc_enforced = 0;
+    release(object);
+    ld_alloc_enforced = enforced;
+    return 0;
+}
+
+void ld_push_release(lua_State *L, ld_object_release_fn release, const void *tag) {
+    lua_pushlightuserdata(L, (void *)release);
+    lua_pushlightuserdata(L, (void *)tag);
+    lua_pushcclosure(L, object_gc, 2);
+}
+
 void ld_object_metatable(lua_State *L, int shared) {
     shared = lua_absindex(L, shared);
     int fields = lua_gettop(L);

@@ -193,6 +193,54 @@ final class WorkerPoolMisuseTests: XCTestCase {
     }
 }
 
+extension WorkerPoolMisuseTests {
+    /// The interpreter finds the code of the function it last submitted by the function's
+    /// address, so it keeps that function alive until another one is submitted: a new closure
+    /// at a collected one's address would otherwise be sent with the collected one's code. The
+    /// last function outlives every other reference to it; new closures each get their own code.
+    func testTheLastSubmittedFunctionStaysAliveAndNewOnesGetTheirOwnCode() {
+        let run = runLua("""
+            local pool = dispatch.workers{count = 1}
+            local weak = setmetatable({}, {__mode = "v"})
+            local wrong = {}
+            for k = 1, 100 do
+              local f = load("return function(x) return x + " .. k .. " end")()
+              weak[k] = f
+              local _, r = pool:submit(f, 1000):wait(10)
+              if r ~= 1000 + k then wrong[#wrong + 1] = k .. ":" .. tostring(r) end
+              f = nil
+              collectgarbage(); collectgarbage()
+            end
+            local alive = {}
+            for k = 1, 100 do if weak[k] then alive[#alive + 1] = k end end
+            t.record(#wrong, table.concat(alive, " "))
+            pool:close()
+            """, timeout: 60)
+        assertClean(run)
+        XCTAssertEqual(run.records.first, [0, "100"])
+    }
+
+    /// An object's `__gc` is a C function that releases the Swift object; reached through
+    /// `debug.getmetatable`, it must leave alone whatever is not an object of its own type (a file
+    /// handle is a userdata of the same size), and an object it was called on before.
+    func testAnObjectsGcLeavesOtherUserdataAlone() {
+        let run = runLua("""
+            local pool = dispatch.workers{count = 1}
+            local job = pool:submit(function() return 7 end)
+            local q = dispatch.queue("kept")
+            local jobGc, queueGc = debug.getmetatable(job).__gc, debug.getmetatable(q).__gc
+            jobGc(io.stdout); jobGc(q); jobGc(42); queueGc(io.stdout); queueGc({})
+            local ran = false
+            q:sync(function() ran = true end)
+            io.stdout:write("")
+            t.record(ran, select(2, job:wait()), io.type(io.stdout))
+            pool:close()
+            """, timeout: 30)
+        assertClean(run)
+        XCTAssertEqual(run.records.first, [true, 7, "file"])
+    }
+}
+
 /// Runs `code` (with `dispatch` required) in a runtime whose main-thread waits park, while
 /// another thread interrupts the main thread's wait (what Ctrl-C does); the run must end with
 /// "interrupted (in 'CALL')".

@@ -253,6 +253,13 @@ int ld_msgh(lua_State *L);
 /// type check reads the tag: it needs no metatable, so an object may have a metatable of its
 /// own (queues do: see ObjectTable.push).
 const void *ld_object_tag(int kind);
+/// Called by an object's `__gc` with the object (the pointer its userdata held, now cleared).
+/// Swift, which must not raise; the memory limit does not apply while it runs.
+typedef void (*ld_object_release_fn)(void *object);
+/// Pushes a `__gc` that calls `release` for an object userdata whose tag is `tag` (any of the
+/// module's tags when NULL): a C function, without a binding's machinery, since every object
+/// pays for it once. Anything else passed to it (through `debug.getmetatable`) is left alone.
+void ld_push_release(lua_State *L, ld_object_release_fn release, const void *tag);
 /// The memory of the object userdata at `i` whose tag is `tag`, or NULL.
 static inline void **ld_object_at(lua_State *L, int i, const void *tag) {
     if (lua_type(L, i) != LUA_TUSERDATA || lua_rawlen(L, i) != 2 * sizeof(void *)) return NULL;

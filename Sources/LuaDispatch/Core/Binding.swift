@@ -132,6 +132,16 @@ struct Args {
         return object
     }
 
+    /// Runs `body` with the Swift object behind a userdata of `kind`, borrowed: the userdata at
+    /// `i` keeps it alive while the binding runs, so no reference count is written. For objects
+    /// that other threads use on every call (a pool, a job), where each such write moves a cache
+    /// line between cores.
+    func withObject<T: AnyObject, R>(_ i: Int32, _ kind: ObjectKind, as _: T.Type,
+                                     _ body: (T) throws(LuaError) -> R) throws(LuaError) -> R {
+        guard let object = runtime.objects.unmanaged(L, i, kind, as: T.self) else { throw typeError(i, kind.typeName) }
+        return try object._withUnsafeGuaranteedRef { o in Result { () throws(LuaError) -> R in try body(o) } }.get()
+    }
+
     func optionalObject<T: AnyObject>(_ i: Int32, _ kind: ObjectKind, as _: T.Type = T.self) -> T? {
         runtime.objects.check(L, i, kind)
     }

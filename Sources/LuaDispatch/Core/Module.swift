@@ -71,8 +71,8 @@ enum Module {
     /// Lock held, on the main state or (`state`) a thread of it that is running.
     static func install(_ rt: Runtime, on state: OpaquePointer? = nil, global: Bool) {
         let L = state ?? rt.L
-        let (m, gc) = (spec.module, spec.gc)
-        for type in m.types { rt.objects.define(L, type, gc: gc) }
+        let m = spec.module
+        for type in m.types { rt.objects.define(L, type) }
         lua_createtable(L, 0, Int32(m.functions.count + m.tables.count + 4))
         let module = lua_gettop(L)
         for (name, id) in m.functions {

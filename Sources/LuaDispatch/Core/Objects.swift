@@ -76,6 +76,10 @@ struct ObjectType {
         }
     }
 
+    /// What the type's `__gc` does with the object, instead of releasing it (which `release`
+    /// must do); `ld_push_release` calls it. A `meta("__gc")` binding overrides both.
+    var release: ld_object_release_fn?
+
     mutating func meta(_ name: String, _ body: @escaping BindingBody) {
         metamethods.append((name, Bindings.register(name, body)))
     }
@@ -105,8 +109,13 @@ final class ObjectTable {
         return 0
     }
 
+    /// The `__gc` of every object type without one of its own.
+    private static let releaseObject: ld_object_release_fn = { object in
+        Unmanaged<AnyObject>.fromOpaque(object!).release()
+    }
+
     /// Creates the metatable for `type` on `L` (which must be the admin or main state).
-    func define(_ L: OpaquePointer, _ type: ObjectType, gc: Int32) {
+    func define(_ L: OpaquePointer, _ type: ObjectType) {
         let kind = type.kind
         luaL_newmetatable(L, kind.typeName)  // also sets __name
         let mt = lua_gettop(L)
@@ -139,7 +148,11 @@ final class ObjectTable {
         // the VM, not a call of a C function.
         Lua.setField(L, mt, "__index")
         if kind != .time && kind != .walltime {
-            ld_push_binding(L, gc)
+            if let release = type.release {
+                ld_push_release(L, release, Self.tags[kind.rawValue])
+            } else {
+                ld_push_release(L, Self.releaseObject, nil)
+            }
             Lua.setField(L, mt, "__gc")
         }
         for (name, id) in type.metamethods {

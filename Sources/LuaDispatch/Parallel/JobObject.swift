@@ -57,11 +57,12 @@ final class JobObject: @unchecked Sendable {
         case graph(CopiedGraph)
     }
 
-    /// A `job:notify(queue, fn)`: `fn` is anchored by `ref` until it runs; its outstanding
-    /// work is counted from the call.
-    struct Notify {
+    /// A `job:notify(queue, fn)`: `fn` waits in a block record of the submitting interpreter
+    /// (as a pending `q:async` block's does) until it runs; its outstanding work is counted
+    /// from the call. The record is touched only under that interpreter's lock.
+    struct Notify: @unchecked Sendable {
         let queue: QueueObject
-        let ref: Int32
+        let record: UnsafeMutablePointer<BlockRecord>
     }
 
     init(_ rt: Runtime, pool: PoolObject, code: consuming Code, flow: UInt64, source: String?) {
@@ -70,7 +71,7 @@ final class JobObject: @unchecked Sendable {
         id = Self.nextID.wrappingAdd(1, ordering: .relaxed).oldValue
         self.flow = flow
         self.source = source
-        state = Mutex(State(code: code))
+        state = Mutex(State(code: consume code))
         rt.workAdded()
     }
 
@@ -141,19 +142,19 @@ final class JobObject: @unchecked Sendable {
     /// `job:notify(queue, fn)`. Lock held.
     func notify(_ n: Notify) {
         runtime.workAdded()
-        let (now, first) = state.withLock { s -> (Bool, Bool) in
+        let now = state.withLock { s -> Bool in
             if s.status == .finished {
                 s.observed = true
-                return (true, false)
+                return true
             }
             if s.notify == nil {
                 s.notify = n
-                return (false, true)
+                return false
             }
             s.moreNotifies.append(n)
-            return (false, false)
+            return false
         }
-        if now { deliver(n, first: first) }
+        if now { deliver(n, first: false) }
     }
 
     /// Submits `n`'s block to its queue. The first notify, kept in the job, goes as a plain C
@@ -177,8 +178,9 @@ final class JobObject: @unchecked Sendable {
     private func run(_ n: Notify) {
         let rt = runtime
         n.queue.queued.wrappingSubtract(1, ordering: .relaxed)
-        rt.callHandler(n.ref, on: n.queue, kind: .notify) { T in
-            luaL_unref(T, ld_registryindex(), n.ref)  // the function is on the stack now
+        rt.callHandler(on: n.queue, kind: .notify) { T in
+            ld_record_take(T, n.record)  // the function, above its slab's table
+            rt.blockRecords.give(n.record)
             return pushNotifyArguments(T)
         }
         rt.workDone()
@@ -188,8 +190,28 @@ final class JobObject: @unchecked Sendable {
 
     private var outcome: JobOutcome? { state.withLock { $0.outcome } }
 
+    /// Pushes `true` and the results of a job whose results are all nil, booleans or numbers
+    /// (most jobs), and returns how many values it pushed; nil, having pushed nothing, for any
+    /// other outcome. Such values are pushed without allocating once the stack has room (no
+    /// collector step, so no `__gc` that could take this job's lock), so they are pushed under
+    /// the job's lock, from the outcome itself rather than a copy of it.
+    private func pushPlainResults(_ L: OpaquePointer) -> Int32? {
+        let count = state.withLock { s -> Int in
+            guard case .plain(let values)? = s.outcome else { return -1 }
+            return values.count
+        }
+        guard count >= 0, lua_checkstack(L, Int32(clamping: count) + 8) != 0 else { return nil }
+        state.withLock { s in
+            guard case .plain(let values)? = s.outcome else { return }
+            lua_pushboolean(L, 1)
+            values.pushPlain(L)
+        }
+        return Int32(count) + 1
+    }
+
     /// `job:wait`'s results for a finished job: `true, results...`, or raises its error.
     func pushWaitResults(_ L: OpaquePointer) throws(LuaError) -> Int32 {
+        if let n = pushPlainResults(L) { return n }
         switch outcome {
         case .values(let graph)?:
             lua_pushboolean(L, 1)
@@ -210,6 +232,7 @@ final class JobObject: @unchecked Sendable {
 
     /// A notify function's arguments: `true, results...`, or `false, message, traceback`.
     private func pushNotifyArguments(_ L: OpaquePointer) -> Int32 {
+        if let n = pushPlainResults(L) { return n }
         switch outcome {
         case .values(let graph)?:
             lua_pushboolean(L, 1)

@@ -12,9 +12,9 @@ struct PlainJob: @unchecked Sendable {
     let upvalues: Int32
     var arguments = CopiedGraph.Roots()
 
-    /// The plain job of the function at `fn` with the arguments `fn + 1 ... last`, or nil.
-    /// Lock held; leaves the stack as it was.
-    init?(_ L: OpaquePointer, fn: Int32, last: Int32) {
+    /// How many upvalues the function at `fn` has if it and the arguments `fn + 1 ... last` make
+    /// a plain job, else nil. Lock held; leaves the stack as it was.
+    static func upvalues(_ L: OpaquePointer, fn: Int32, last: Int32) -> Int32? {
         guard lua_type(L, fn) == LUA_TFUNCTION, lua_iscfunction(L, fn) == 0 else { return nil }
         for i in fn + 1 ..< last + 1 {
             let t = lua_type(L, i)
@@ -33,7 +33,13 @@ struct PlainJob: @unchecked Sendable {
             n += 1
         }
         ld_pop(L, 1)
-        upvalues = n - 1
+        return n - 1
+    }
+
+    /// The plain job of the function at `fn` (which has `upvalues` upvalues, all the globals:
+    /// see `upvalues(_:fn:last:)`) with the arguments `fn + 1 ... last`. Lock held.
+    init(_ L: OpaquePointer, fn: Int32, last: Int32, upvalues: Int32) {
+        self.upvalues = upvalues
         code = FunctionCode.of(L, fn, cache: true)
         for i in fn + 1 ..< last + 1 { arguments.append(Self.value(L, i)) }
     }

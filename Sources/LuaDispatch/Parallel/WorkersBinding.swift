@@ -46,19 +46,23 @@ enum WorkersBinding {
             return try a.runtime.wait(a, JobWait(job: j), timeout: timeout)
         }
         job.method("notify") { a throws(LuaError) in
-            let j: JobObject = try a.object(1, .job)
-            let q: QueueObject = try a.object(2, .queue)
-            try a.function(3)
-            j.notify(JobObject.Notify(queue: q, ref: a.ref(3)))
-            return 0
+            try a.withObject(1, .job, as: JobObject.self) { j throws(LuaError) in
+                let q: QueueObject = try a.object(2, .queue)
+                try a.function(3)
+                guard let r = a.runtime.blockRecords.take(for: a.runtime, a.L) else { throw .message("not enough memory") }
+                ld_record_store(a.L, r, 3)
+                j.notify(JobObject.Notify(queue: q, record: r))
+                return 0
+            }
         }
         job.method("cancel") { a throws(LuaError) in
             lua_pushboolean(a.L, (try a.object(1, .job, as: JobObject.self)).cancel() ? 1 : 0)
             return 1
         }
-        job.meta("__gc") { a throws(LuaError) in
-            (a.optionalObject(1, .job, as: JobObject.self))?.handleCollected()
-            return try ObjectTable.gc(a)
+        job.release = { object in
+            let job = Unmanaged<JobObject>.fromOpaque(object!)
+            job._withUnsafeGuaranteedRef { $0.handleCollected() }
+            job.release()
         }
         job.meta("__tostring") { a throws(LuaError) in
             Lua.push(a.L, (try a.object(1, .job, as: JobObject.self)).description)
@@ -103,15 +107,18 @@ enum WorkersBinding {
     /// `pool:submit(fn, ...)`: copies `fn` and the arguments (an uncopyable one is an error
     /// naming it) and queues the job.
     private static func submit(_ a: Args) throws(LuaError) -> Int32 {
+        try a.withObject(1, .pool, as: PoolObject.self) { pool throws(LuaError) in try submit(a, to: pool) }
+    }
+
+    private static func submit(_ a: Args, to pool: PoolObject) throws(LuaError) -> Int32 {
         let L = a.L, rt = a.runtime
-        let pool: PoolObject = try a.object(1, .pool)
         try a.function(2)
         guard lua_iscfunction(L, 2) == 0 else { throw .argument(2, "Lua function expected, got C function") }
         guard !pool.isClosed else { throw .message("submit on a closed pool (\(pool.label))") }
         let n = a.count
         let code: JobObject.Code
-        if let plain = PlainJob(L, fn: 2, last: n) {
-            code = .plain(consume plain)
+        if let upvalues = PlainJob.upvalues(L, fn: 2, last: n) {
+            code = .plain(PlainJob(L, fn: 2, last: n, upvalues: upvalues))
         } else {
             var copier = ValueCopier(L, cacheBytecode: true)
             for i in 2...n {
