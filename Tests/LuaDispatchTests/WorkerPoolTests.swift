@@ -269,4 +269,36 @@ final class WorkerPoolTests: XCTestCase {
         XCTAssertEqual(run.records.first?.first, true, "the two jobs did not overlap: \(run.records)")
         XCTAssertGreaterThan(run.records.first?[1].intValue ?? 0, 5, "the main queue stalled while workers computed")
     }
+
+    /// A worker that finds no job looks again for a while before it sleeps, and only jobs the
+    /// looking workers will not take wake another. Jobs submitted in bursts with pauses around
+    /// that while (0 to 200 µs), or while the only awake worker is blocked in a job, still all
+    /// run: a job queued as a worker stops looking, or while it runs, is never left behind.
+    func testNoJobIsLeftBehindAsWorkersLookAndSleep() {
+        let run = runLua("""
+            local pool = dispatch.workers{count = 2}
+            local sum, expected = 0, 0
+            local rounds = 400
+            for r = 1, rounds do
+              local jobs = {}
+              for k = 1, r % 4 + 1 do
+                jobs[k] = pool:submit(function(x) return x + 1 end, r * 10 + k)
+                expected = expected + r * 10 + k + 1
+              end
+              for _, j in ipairs(jobs) do sum = sum + select(2, j:wait(10)) end
+              if r % 3 == 0 then dispatch.sleep((r % 5) * 0.00005) end
+            end
+            -- One job blocks the worker that took it until a second job, which only the other
+            -- worker can run, answers it.
+            local ping, pong = dispatch.channel{}, dispatch.channel{}
+            local started = dispatch.channel{}
+            local blocked = pool:submit(function(a, b, s) s:send(true); a:send("ping"); return b:receive() end, ping, pong, started)
+            started:receive()
+            local answer = pool:submit(function(a, b) b:send(a:receive() .. "/pong"); return true end, ping, pong)
+            t.record(sum == expected, select(2, blocked:wait(10)), select(2, answer:wait(10)))
+            pool:close()
+            """, timeout: 60)
+        assertClean(run)
+        XCTAssertEqual(run.records.first, [true, "ping/pong", true])
+    }
 }

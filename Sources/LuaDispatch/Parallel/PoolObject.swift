@@ -3,6 +3,10 @@ import CLuaShim
 import Dispatch
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `dispatch.workers{count=, init=}`: worker interpreters that run jobs truly in parallel.
 ///
 /// Jobs wait in one queue, in submission order. Each worker is a serial `DispatchQueue` with an
@@ -10,6 +14,12 @@ import Synchronization
 /// with one block that runs jobs until the queue is empty, so a busy pool costs a lock per job
 /// and no Dispatch submission. A worker keeps its interpreter, and so its globals and loaded
 /// modules, from one job to the next, until the pool is closed.
+///
+/// Waking a worker costs the submitting thread a futex wake, which is more than a small job
+/// costs to run. So a worker is woken only for a job that the workers already looking for one
+/// will not take, and a worker that finds the queue empty looks again for a while
+/// (`spinTime`, yielding its core meanwhile) before it sleeps: a script that submits small
+/// jobs in a loop finds that worker awake. One worker at a time looks so; the others sleep.
 final class PoolObject: @unchecked Sendable {
     private static let nextID = Atomic<Int>(1)
 
@@ -24,7 +34,15 @@ final class PoolObject: @unchecked Sendable {
         var jobs = FIFO<JobObject>()
         var idle: [PoolWorker]
         var closed = false
+        /// Workers woken for a job that have not taken one yet, and the one looking for one.
+        var searching = 0
+        var spinning = false
     }
+
+    /// How long a worker that found no job looks again before it sleeps.
+    static let spinTime: UInt64 = 50_000
+    /// Jobs queued, read without the lock by the worker that looks again.
+    private let queuedJobs = Atomic<Int>(0)
 
     init(count: Int, initCode: CopiedGraph?) {
         let id = Self.nextID.wrappingAdd(1, ordering: .relaxed).oldValue
@@ -48,19 +66,69 @@ final class PoolObject: @unchecked Sendable {
         let (accepted, worker) = state.withLock { s -> (Bool, PoolWorker?) in
             guard !s.closed else { return (false, nil) }
             s.jobs.append(job)
-            return (true, s.idle.popLast())
+            queuedJobs.add(1, ordering: .relaxed)
+            guard s.jobs.count > s.searching, let worker = s.idle.popLast() else { return (true, nil) }
+            s.searching += 1
+            return (true, worker)
         }
         worker?.wake(self)
         return accepted
     }
 
     /// The next job for `worker`, or nil: then the worker is idle, or retires if the pool is
-    /// closed. On the worker's queue.
-    fileprivate func next(for worker: PoolWorker) -> JobObject? {
-        state.withLock { s in
-            if let job = s.jobs.popFirst() { return job }
-            if !s.closed { s.idle.append(worker) }
-            return nil
+    /// closed. `searching`: whether the worker counts among those looking for a job (it was
+    /// woken for one); false once it has one. On the worker's queue.
+    fileprivate func next(for worker: PoolWorker, searching: inout Bool) -> JobObject? {
+        enum Next { case job(JobObject), spin, idle }
+        let next = state.withLock { s -> Next in
+            if let job = take(&s, searching: &searching) { return .job(job) }
+            if !s.closed && !s.spinning {
+                s.spinning = true
+                if !searching { s.searching += 1 }
+                searching = true
+                return .spin
+            }
+            stopSearching(&s, worker, &searching)
+            return .idle
+        }
+        switch next {
+        case .job(let job): return job
+        case .idle: return nil
+        case .spin:
+            spin()
+            return state.withLock { s in
+                s.spinning = false
+                if let job = take(&s, searching: &searching) { return job }
+                stopSearching(&s, worker, &searching)
+                return nil
+            }
+        }
+    }
+
+    private func take(_ s: inout State, searching: inout Bool) -> JobObject? {
+        guard let job = s.jobs.popFirst() else { return nil }
+        queuedJobs.subtract(1, ordering: .relaxed)
+        if searching {
+            s.searching -= 1
+            searching = false
+        }
+        return job
+    }
+
+    private func stopSearching(_ s: inout State, _ worker: PoolWorker, _ searching: inout Bool) {
+        if searching {
+            s.searching -= 1
+            searching = false
+        }
+        if !s.closed { s.idle.append(worker) }
+    }
+
+    /// Waits up to `spinTime` for a job to be queued, giving the core to any other thread
+    /// that wants it meanwhile.
+    private func spin() {
+        let end = DispatchTime.now().uptimeNanoseconds + Self.spinTime
+        while queuedJobs.load(ordering: .relaxed) == 0 && DispatchTime.now().uptimeNanoseconds < end {
+            sched_yield()
         }
     }
 
@@ -106,7 +174,8 @@ final class PoolWorker: @unchecked Sendable {
     /// Runs jobs until the pool has none.
     fileprivate func wake(_ pool: PoolObject) {
         queue.async { [self] in
-            while let job = pool.next(for: self) { run(job, pool) }
+            var searching = true
+            while let job = pool.next(for: self, searching: &searching) { run(job, pool) }
             if pool.isClosed { interpreter = nil }  // not idle: no job will come
         }
     }
@@ -146,7 +215,7 @@ final class PoolWorker: @unchecked Sendable {
             outcome = initFailure
         } else {
             outcome = owner.ownedWorkers.run(worker, for: owner) {
-                switch code {
+                switch consume code {
                 case .plain(let job): worker.call(job)
                 case .graph(let graph): worker.call(graph)
                 }
