@@ -10,7 +10,7 @@
 //   luadispatch-native timer DURATION        mean lateness in us of a 10 ms timer
 //   luadispatch-native combine A B OUT       copies A then B into OUT with stream channels
 //   luadispatch-native channel N             messages/s between two threads (workers.lua channel)
-//   luadispatch-native echo CONNECTIONS BYTES   loopback echo MB/s and seconds (NativeEcho)
+//   luadispatch-native echo CONNECTIONS BYTES [ROUNDS]   loopback echo MB/s and seconds (NativeEcho)
 import Dispatch
 import Foundation
 import Synchronization
@@ -30,7 +30,13 @@ case "pending_block_memory": print(NativeRows.pendingMemory(count))
 case "timer": print(NativeRows.timer(duration: Double(args[2]) ?? 1))
 case "channel": print(ChannelRow.run(count))
 case "combine" where args.count == 5: NativeRows.combine(args[2], args[3], args[4])
-case "echo" where args.count == 4: print(NativeEcho.echo(connections: count, size: Int(args[3]) ?? 0))
+case "echo" where args.count == 4 || args.count == 5:
+    // ROUNDS > 1: the echo again and again in one process (descriptor numbers reused), the last
+    // round's figure printed (NativeEchoTests).
+    let rounds = args.count == 5 ? max(1, Int(args[4]) ?? 1) : 1
+    var line = ""
+    for _ in 0..<rounds { line = NativeEcho.echo(connections: count, size: Int(args[3]) ?? 0) }
+    print(line)
 default:
     FileHandle.standardError.write(Data("luadispatch-native: unknown mode \(args[1])\n".utf8))
     exit(2)
