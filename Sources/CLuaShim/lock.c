@@ -19,7 +19,7 @@
 // holder, or the lock let go, charges the tenure it saw to the holder's class as its length *
 // 1024 / the kernel's weight for the class's nice value (a tenure nobody waited through, and a
 // hand-over, are nobody's). A class that starts waiting starts no further behind than the least
-// (min_vruntime). A waiter whose class is more than SHARE_BOUND ahead of the least of the
+// (min_vruntime). A waiter whose class is more than SHARE_BOUND (lock_share.c) ahead of the least of the
 // waiting classes and the holder's gives way: it does not take a free lock, is not owed it
 // (URGENT_AFTER counts for waiters that do not give way), does not ask the holder to switch,
 // and wakes the sleepers a free lock is left to; never for longer than GIVE_WAY_MAX after it
@@ -38,15 +38,14 @@
 #define _GNU_SOURCE
 #include "luashim.h"
 #include "switching.h"
+#include "lock_share.h"
 
 #include <linux/futex.h>
-#include <errno.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -172,35 +171,19 @@ enum { FREE = 0, HELD = 1, SLEEPERS = 2 };  // SLEEPERS: held, and a waiter may 
 // long it keeps looking before it sleeps on the futex (LOOK_BUDGET).
 enum { URGENT_AFTER = 20000, LOOK_BUDGET = 40000 };
 
-// The weighted share (see the header). In nanoseconds: how far (weighted) a class may be ahead
-// of the class that has had the least before its waiters give way (SHARE_BOUND); for how long
-// at most a waiter gives way after it began to wait (GIVE_WAY_MAX; INSIDE_GIVE_WAY_MIN: see
-// wait_for); the most one tenure is charged (CHARGE_CAP).
-enum { NCLASSES = 40, NOBODY = 63 };
-#define SHARE_BOUND 2000000
+// For how long at most a waiter gives way after it began to wait (GIVE_WAY_MAX;
+// INSIDE_GIVE_WAY_MIN: see wait_for), in nanoseconds.
 #define GIVE_WAY_MAX 50000000
 #define INSIDE_GIVE_WAY_MIN 2000000
-#define CHARGE_CAP 100000000
-#define TID_SLOTS 64
 
 struct ld_lock {
     // Alone in their cache line, which waiters read. `urgent` counts the waiters owed the lock.
     _Alignas(64) _Atomic uint32_t word;
     _Atomic uint32_t urgent;
     ld_lock_shared s;
-    // The weighted share, read and written on the contended path only, in lines of their own.
-    // A class is a nice value (index nice + 20).
-    _Alignas(64) _Atomic uint64_t classes_seen;  // a bit per class that has ever waited
-    _Atomic uint32_t giving_way;                // waiters giving way now
-    // The holder's tenure that waiters have seen begin and not yet charged, in one word so that
-    // exactly one thread charges it: since (us after `born`) << 20 | class << 14 | key, where
-    // the key is the acquisition (mod 8192) << 1 | free, and the class NOBODY on a free lock.
-    _Atomic uint64_t segment;
-    int64_t born;
-    _Atomic int64_t min_vruntime;               // monotonic, as CFS's: where a class joining starts
-    _Atomic uint32_t waiting[NCLASSES];         // waiters per class
-    _Atomic int64_t vruntime[NCLASSES];         // hold time per class, weighted: ns * 1024 / weight
-    _Atomic uint64_t tid_class[TID_SLOTS];      // a thread's class: tid << 8 | class, by tid % slots
+    // The weighted share (lock_share.h), read and written on the contended path only, in lines
+    // of its own.
+    ld_share share;
 };
 
 ld_lock *ld_lock_new(void) {
@@ -210,8 +193,7 @@ ld_lock *ld_lock_new(void) {
     memset(lock, 0, size);
     atomic_init(&lock->word, FREE);
     atomic_init(&lock->urgent, 0);
-    lock->born = now_ns();
-    atomic_init(&lock->segment, (uint64_t)NOBODY << 14);
+    ld_share_init(&lock->share, now_ns());
     return lock;
 }
 
@@ -245,152 +227,6 @@ static void sleep_on(ld_lock *lock, int64_t deadline) {
 
 static void wake_one(ld_lock *lock) { syscall(SYS_futex, &lock->word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0); }
 
-// The kernel's sched_prio_to_weight (kernel/sched/core.c): the weight of nice -20 ... 19.
-static const int32_t nice_weight[NCLASSES] = {
-    /* -20 */ 88761, 71755, 56483, 46273, 36291,
-    /* -15 */ 29154, 23254, 18705, 14949, 11916,
-    /* -10 */ 9548,  7620,  6100,  4904,  3906,
-    /*  -5 */ 3121,  2501,  1991,  1586,  1277,
-    /*   0 */ 1024,  820,   655,   526,   423,
-    /*   5 */ 335,   272,   215,   172,   137,
-    /*  10 */ 110,   87,    70,    56,    45,
-    /*  15 */ 36,    29,    23,    18,    15,
-};
-
-static inline int class_of_nice(int nice) { return nice < -20 ? 0 : nice > 19 ? NCLASSES - 1 : nice + 20; }
-
-// The calling thread's class: its nice value (on Linux, getpriority(PRIO_PROCESS, 0) is the
-// calling thread's), read again after a millisecond in case the thread's QoS changed.
-static __thread int my_class = -1;
-static __thread int64_t my_class_read;
-
-static int current_class(ld_lock *lock, int64_t now) {
-    if (my_class < 0 || now - my_class_read > 1000000) {
-        errno = 0;
-        int nice = getpriority(PRIO_PROCESS, 0);
-        my_class = class_of_nice(nice == -1 && errno != 0 ? 0 : nice);
-        my_class_read = now;
-    }
-    int32_t tid = ld_tid_cached;
-    if (tid == 0) tid = ld_tid_first();
-    // Published for the waiter that will charge this thread's hold.
-    uint64_t entry = (uint64_t)(uint32_t)tid << 8 | (uint64_t)my_class;
-    _Atomic uint64_t *slot = &lock->tid_class[(uint32_t)tid % TID_SLOTS];
-    if (atomic_load_explicit(slot, memory_order_relaxed) != entry) atomic_store_explicit(slot, entry, memory_order_relaxed);
-    return my_class;
-}
-
-// The class of thread `tid` (a holder that may never have waited: asked of the kernel).
-static int class_of_thread(ld_lock *lock, int32_t tid) {
-    if (tid <= 0) return class_of_nice(0);
-    _Atomic uint64_t *slot = &lock->tid_class[(uint32_t)tid % TID_SLOTS];
-    uint64_t entry = atomic_load_explicit(slot, memory_order_relaxed);
-    if ((uint32_t)(entry >> 8) == (uint32_t)tid) return (int)(entry & 0xff);
-    errno = 0;
-    int nice = getpriority(PRIO_PROCESS, (id_t)tid);
-    int c = class_of_nice(nice == -1 && errno != 0 ? 0 : nice);
-    atomic_store_explicit(slot, (uint64_t)(uint32_t)tid << 8 | (uint64_t)c, memory_order_relaxed);
-    return c;
-}
-
-static inline void raise_to(_Atomic int64_t *v, int64_t to) {
-    int64_t cur = atomic_load_explicit(v, memory_order_relaxed);
-    while (cur < to && !atomic_compare_exchange_weak_explicit(v, &cur, to, memory_order_relaxed, memory_order_relaxed)) {
-    }
-}
-
-// The least weighted time among the classes that wait, other than `except` (INT64_MAX: none).
-static int64_t least_waiting(ld_lock *lock, int except) {
-    uint64_t seen = atomic_load_explicit(&lock->classes_seen, memory_order_relaxed);
-    int64_t least = INT64_MAX;
-    while (seen) {
-        int c = __builtin_ctzll(seen);
-        seen &= seen - 1;
-        if (c == except || atomic_load_explicit(&lock->waiting[c], memory_order_relaxed) == 0) continue;
-        int64_t v = atomic_load_explicit(&lock->vruntime[c], memory_order_relaxed);
-        if (v < least) least = v;
-    }
-    return least;
-}
-
-// A class joins the waiters: it starts no further behind than SHARE_BOUND before the least
-// (CFS's placement, with its credit for a sleeper), so that a class that did not wait for a
-// while does not then take the lock for as long.
-static void join(ld_lock *lock, int c) {
-    if (!(atomic_load_explicit(&lock->classes_seen, memory_order_relaxed) & (1ull << c)))
-        atomic_fetch_or_explicit(&lock->classes_seen, 1ull << c, memory_order_relaxed);
-    if (atomic_fetch_add_explicit(&lock->waiting[c], 1, memory_order_relaxed) == 0)
-        raise_to(&lock->vruntime[c], atomic_load_explicit(&lock->min_vruntime, memory_order_relaxed) - SHARE_BOUND);
-}
-
-static inline uint64_t segment_of(ld_lock *lock, int64_t t, int cls, uint32_t key) {
-    return (uint64_t)((t - lock->born) / 1000) << 20 | (uint64_t)cls << 14 | (key & 0x3fff);
-}
-static inline int segment_class(uint64_t seg) { return (int)(seg >> 14 & 63); }
-static inline int64_t segment_held(ld_lock *lock, uint64_t seg, int64_t t) {
-    int64_t held = t - lock->born - (int64_t)(seg >> 20) * 1000;
-    return held < 0 ? 0 : held > CHARGE_CAP ? CHARGE_CAP : held;
-}
-
-// Charges the tenure `seg`, ended at `t` (the thread that ended it in the segment word), to its
-// class; then min_vruntime moves up to the least of the classes waiting and of the holders'
-// before and after (`next`: NOBODY for none; the one before usually comes back for its next
-// block at once, and CFS counts the task it switches from).
-static void charge(ld_lock *lock, uint64_t seg, int next, int64_t t) {
-    int c = segment_class(seg);
-    int64_t least = least_waiting(lock, -1);
-    if (c != NOBODY) {
-        int64_t charged = segment_held(lock, seg, t) * 1024 / nice_weight[c];
-        int64_t v = atomic_fetch_add_explicit(&lock->vruntime[c], charged, memory_order_relaxed) + charged;
-        if (v < least) least = v;
-    }
-    if (next != NOBODY) {
-        int64_t v = atomic_load_explicit(&lock->vruntime[next], memory_order_relaxed);
-        if (v < least) least = v;
-    }
-    if (least != INT64_MAX) raise_to(&lock->min_vruntime, least);
-}
-
-// A waiter's look at `t`: a new holder, or a lock let go, ends the tenure seen so far (the
-// waiter that sees it first charges it) and begins the next. The time nobody waited is nobody's
-// debt, nor is a hand-over.
-static void observe(ld_lock *lock, int64_t t, int is_free) {
-    uint32_t key = (atomic_load_explicit(&lock->s.acquisitions, memory_order_relaxed) << 1 | (is_free ? 1 : 0)) & 0x3fff;
-    uint64_t seg = atomic_load_explicit(&lock->segment, memory_order_relaxed);
-    if ((seg & 0x3fff) == key) return;
-    int cls = is_free ? NOBODY : class_of_thread(lock, atomic_load_explicit(&lock->s.holder, memory_order_relaxed));
-    if (atomic_compare_exchange_strong_explicit(&lock->segment, &seg, segment_of(lock, t, cls, key), memory_order_relaxed,
-                                                memory_order_relaxed))
-        charge(lock, seg, cls, t);
-}
-
-// A thread of class `c` that has taken the lock after waiting (acquisition `a`) begins its
-// tenure at `t`.
-static void begin_tenure(ld_lock *lock, int c, uint32_t a, int64_t t) {
-    uint64_t seg = atomic_exchange_explicit(&lock->segment, segment_of(lock, t, c, a << 1), memory_order_relaxed);
-    charge(lock, seg, c, t);
-}
-
-// A holder that lets the lock go on a switch (acquisition `a`) ends its tenure at `t`.
-static void end_tenure(ld_lock *lock, uint32_t a, int64_t t) {
-    uint64_t seg = atomic_exchange_explicit(&lock->segment, segment_of(lock, t, NOBODY, a << 1 | 1), memory_order_relaxed);
-    charge(lock, seg, NOBODY, t);
-}
-
-// Whether a waiter of class `c` gives way: its class has had more than SHARE_BOUND beyond the
-// class that has had the least of those waiting and the holder's (with the tenure so far, as
-// CFS counts the running task's time before it is preempted).
-static int ahead(ld_lock *lock, int c, int64_t now) {
-    int64_t least = least_waiting(lock, c);
-    uint64_t seg = atomic_load_explicit(&lock->segment, memory_order_relaxed);
-    int h = segment_class(seg);
-    if (h != NOBODY && h != c) {
-        int64_t v = atomic_load_explicit(&lock->vruntime[h], memory_order_relaxed) + segment_held(lock, seg, now) * 1024 / nice_weight[h];
-        if (v < least) least = v;
-    }
-    return least != INT64_MAX && atomic_load_explicit(&lock->vruntime[c], memory_order_relaxed) - least > SHARE_BOUND;
-}
-
 // The contended path: 1 when taken (at *at), 0 if `deadline` (0: none) passed first.
 static int wait_for(ld_lock *lock, int64_t deadline, int64_t *at) {
     // A thread that has slept takes the lock as SLEEPERS, so that its release wakes the next
@@ -400,7 +236,7 @@ static int wait_for(ld_lock *lock, int64_t deadline, int64_t *at) {
     // While giving way: 1 + the acquisition last seen free, and that for which it woke sleepers.
     uint32_t free_seen = 0, woke = 0;
     int64_t since = now_ns();
-    int c = current_class(lock, since);
+    int c = ld_share_class(&lock->share, since);
     // A thread inside Lua code (a block switched out, or back from a blocking call) may hold
     // what others wait for (a semaphore used as a mutex, which waiting threads do not show):
     // it gives way for ten switch intervals at most, between INSIDE_GIVE_WAY_MIN and
@@ -413,8 +249,8 @@ static int wait_for(ld_lock *lock, int64_t deadline, int64_t *at) {
     }
     int64_t give_way_until = since + give_way;
     atomic_fetch_add_explicit(&lock->s.waiters, 1, memory_order_relaxed);
-    join(lock, c);
-    observe(lock, since, atomic_load_explicit(&lock->word, memory_order_relaxed) == FREE);
+    ld_share_join(&lock->share, c);
+    ld_share_observe(&lock->share, &lock->s, since, atomic_load_explicit(&lock->word, memory_order_relaxed) == FREE);
     ld_switch_watch watch;
     ld_switch_watch_start(&lock->s, &watch, since);
     ld_switch_watch_check(&lock->s, &watch, since);  // a holder past its interval is asked at once
@@ -426,13 +262,13 @@ static int wait_for(ld_lock *lock, int64_t deadline, int64_t *at) {
             sched_yield();
             int64_t t = now_ns();
             int is_free = atomic_load_explicit(&lock->word, memory_order_relaxed) == FREE;
-            observe(lock, t, is_free);
+            ld_share_observe(&lock->share, &lock->s, t, is_free);
             // Giving way (never past its bound), a waiter is not owed the lock.
-            int give = t < give_way_until && ahead(lock, c, t);
+            int give = t < give_way_until && ld_share_ahead(&lock->share, c, t);
             if (give != giving) {
                 giving = give;
-                if (giving) atomic_fetch_add_explicit(&lock->giving_way, 1, memory_order_relaxed);
-                else atomic_fetch_sub_explicit(&lock->giving_way, 1, memory_order_relaxed);
+                if (giving) atomic_fetch_add_explicit(&lock->share.giving_way, 1, memory_order_relaxed);
+                else atomic_fetch_sub_explicit(&lock->share.giving_way, 1, memory_order_relaxed);
                 if (giving && urgent) {
                     urgent = 0;
                     atomic_fetch_sub_explicit(&lock->urgent, 1, memory_order_relaxed);
@@ -487,9 +323,9 @@ static int wait_for(ld_lock *lock, int64_t deadline, int64_t *at) {
     }
 done:
     atomic_fetch_sub_explicit(&lock->s.waiters, 1, memory_order_relaxed);
-    atomic_fetch_sub_explicit(&lock->waiting[c], 1, memory_order_relaxed);
+    ld_share_leave(&lock->share, c);
     if (urgent) atomic_fetch_sub_explicit(&lock->urgent, 1, memory_order_relaxed);
-    if (giving) atomic_fetch_sub_explicit(&lock->giving_way, 1, memory_order_relaxed);
+    if (giving) atomic_fetch_sub_explicit(&lock->share.giving_way, 1, memory_order_relaxed);
     if (taken) *at = now_ns();
     // Woken and leaving without the lock: pass the wake on, in case a sleeper counts on this
     // thread's release.
@@ -500,7 +336,7 @@ done:
 // Waiters that would take the lock now (not giving way).
 static inline uint32_t takers(ld_lock *lock) {
     uint32_t w = atomic_load_explicit(&lock->s.waiters, memory_order_relaxed);
-    uint32_t g = atomic_load_explicit(&lock->giving_way, memory_order_relaxed);
+    uint32_t g = atomic_load_explicit(&lock->share.giving_way, memory_order_relaxed);
     return w > g ? w - g : 0;
 }
 
@@ -512,7 +348,7 @@ static inline void mark_held(ld_lock *lock) {
 // Taken at `at` after waiting.
 static void mark_held_after_wait(ld_lock *lock, int64_t at) {
     mark_held(lock);
-    begin_tenure(lock, my_class, atomic_load_explicit(&lock->s.acquisitions, memory_order_relaxed), at);
+    ld_share_begin_tenure(&lock->share, ld_share_last_class(), atomic_load_explicit(&lock->s.acquisitions, memory_order_relaxed), at);
     ld_lock_note_since(&lock->s, at);
 }
 
@@ -549,6 +385,8 @@ int ld_lock_try_acquire(ld_lock *lock, int ms) {
 }
 
 unsigned ld_lock_owed(ld_lock *lock) { return atomic_load_explicit(&lock->urgent, memory_order_relaxed); }
+
+static inline void end_tenure(ld_lock *lock, uint32_t a, int64_t t) { ld_share_end_tenure(&lock->share, a, t); }
 
 #endif
 
