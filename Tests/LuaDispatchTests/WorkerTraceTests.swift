@@ -9,11 +9,11 @@ final class WorkerTraceTests: XCTestCase {
         let trace = try traceLua("""
             local dispatch = require('dispatch')
             local pool = dispatch.workers{count = 2, init = function() ready = true end}
+            -- `a` holds its worker until `b` answers it, so `b` runs on the other worker.
             local gate = dispatch.channel{}
             local a = pool:submit(function(g) return g:receive() end, gate)
-            local b = pool:submit(function(g) return g:receive() end,
+            local b = pool:submit(function(g) g:send(2); return true end,
                                   gate)
-            gate:send(1); gate:send(2)
             a:wait(); b:wait()
             pool:submit(function() end):notify(dispatch.main, function() end)
             pool:close()
@@ -28,7 +28,7 @@ final class WorkerTraceTests: XCTestCase {
         XCTAssertEqual(jobs.count, 3)
         XCTAssertEqual(inits.count, 2)
         XCTAssertEqual(Set(jobs.map(Trace.tid)).union(inits.map(Trace.tid)), Set(lanes.keys))
-        XCTAssertEqual(Set(jobs.compactMap { Trace.arg($0, "source") }), ["test:4", "test:5", "test:9"])
+        XCTAssertEqual(Set(jobs.compactMap { Trace.arg($0, "source") }), ["test:5", "test:6", "test:9"])
         // Every job's flow starts on the main thread (the submit) and ends where the job starts.
         let starts = Dictionary(trace.ph("s").map { ($0["id"] as! Int, $0) }, uniquingKeysWith: { a, _ in a })
         for job in jobs {
