@@ -8,7 +8,9 @@ import Synchronization
 /// per-thread ones are shared by every runtime without a limit).
 final class OwnedWorkers: Sendable {
     private struct State: ~Copyable {
-        var working: [ObjectIdentifier: WorkerInterpreter] = [:]
+        /// A few at a time (a pool's workers, a map's parts): an array, which a job enters and
+        /// leaves for less than a dictionary's hashing costs.
+        var working: [WorkerInterpreter] = []
         var spare: [WorkerInterpreter] = []
     }
 
@@ -16,15 +18,19 @@ final class OwnedWorkers: Sendable {
 
     /// Runs `body` on `worker` working for `owner`: ended with the owner's code while it runs.
     func run<T>(_ worker: WorkerInterpreter, for owner: Runtime, _ body: () -> T) -> T {
-        let id = ObjectIdentifier(worker)
         state.withLock { s in
-            s.working[id] = worker
+            s.working.append(worker)
             // An end that came first (its flag is set before it reaches the registry).
             if let kind = owner.terminationKind { worker.end(kind) }
         }
         defer {
             // Out of the registry first: no end reaches the worker after it has resumed.
-            _ = state.withLock { $0.working.removeValue(forKey: id) }
+            state.withLock { s in
+                if let i = s.working.lastIndex(where: { $0 === worker }) {
+                    s.working.swapAt(i, s.working.count - 1)
+                    s.working.removeLast()
+                }
+            }
             worker.resume()
         }
         return body()
@@ -33,7 +39,7 @@ final class OwnedWorkers: Sendable {
     /// Ends the code of every worker working for the owner now (`Runtime.terminate`).
     func endAll(_ kind: LuaScriptError.Kind) {
         state.withLock { s in
-            for worker in s.working.values { worker.end(kind) }
+            for worker in s.working { worker.end(kind) }
         }
     }
 
