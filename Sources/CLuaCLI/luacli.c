@@ -15,7 +15,8 @@
 
 #include <lua5.4/lauxlib.h>
 #include <lua5.4/lualib.h>
-#include "luashim.h"
+#include "ld_control.h"
+#include "ld_binding.h"
 #include "terminal.h"
 
 #define LUA_INIT_VAR "LUA_INIT"

@@ -19,9 +19,6 @@ void (*ld_interrupt_handler(void))(int);
 /// Whether the runtime's forwarding handler is installed for `sig` (for tests).
 int ld_signal_forwarding(int sig);
 
-/// Whether `sig` is blocked in the calling thread.
-int ld_signal_blocked_here(int sig);
-
 /// fcntl(fd, F_DUPFD_CLOEXEC, 3): the runtime's own copy of a descriptor; -1 + errno.
 int ld_dup_cloexec(int fd);
 /// 1 when `a` and `b` refer to one open file description (kcmp(2); without it, the same file

@@ -24,7 +24,8 @@
 #define LD_STDLIB_STREAM_H
 
 #include <stdio.h>
-#include "luashim.h"
+#include <lua5.4/lua.h>
+#include <lua5.4/lauxlib.h>
 #include "ld_blocking.h"
 
 #define IO_PREFIX "_IO_"

@@ -3,9 +3,10 @@
 // (include/luadispatch.h), the readiness wait the standard library's replacements make before a
 // call that would block (stdlib/), and their installation.
 #define _GNU_SOURCE
-#include "luashim.h"
+#include "ld_control.h"
+#include "ld_threads.h"
 #include "ld_blocking.h"
-#include "../../include/luadispatch.h"
+#include "../../../include/luadispatch.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -36,17 +36,16 @@
 // hook calls ld_lock_yield. Nothing of this runs while nobody waits: a holder only counts its
 // acquisitions and names its thread, two stores to the line its compare-and-swap just wrote.
 #define _GNU_SOURCE
-#include "luashim.h"
+#include "ld_control.h"
+#include "ld_platform.h"
 #include "switching.h"
 #include "lock_share.h"
 
-#include <linux/futex.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -214,18 +213,15 @@ static inline int take_free(ld_lock *lock) { return take(lock, HELD, 0); }
 
 // Sleeps while the word is SLEEPERS, until `deadline` (CLOCK_MONOTONIC ns; 0: none).
 static void sleep_on(ld_lock *lock, int64_t deadline) {
-    struct timespec t, *timeout = NULL;
+    int64_t left = -1;
     if (deadline != 0) {
-        int64_t left = deadline - now_ns();
+        left = deadline - now_ns();
         if (left <= 0) return;
-        t.tv_sec = left / 1000000000;
-        t.tv_nsec = left % 1000000000;
-        timeout = &t;
     }
-    syscall(SYS_futex, &lock->word, FUTEX_WAIT_PRIVATE, SLEEPERS, timeout, NULL, 0);
+    ld_futex_wait((uint32_t *)&lock->word, SLEEPERS, left);
 }
 
-static void wake_one(ld_lock *lock) { syscall(SYS_futex, &lock->word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0); }
+static void wake_one(ld_lock *lock) { ld_futex_wake((uint32_t *)&lock->word, 1); }
 
 // The contended path: 1 when taken (at *at), 0 if `deadline` (0: none) passed first.
 static int wait_for(ld_lock *lock, int64_t deadline, int64_t *at) {
@@ -284,7 +280,7 @@ static int wait_for(ld_lock *lock, int64_t deadline, int64_t *at) {
                     // per free lock: woken, they do not sleep while it is free.)
                     uint32_t a = atomic_load_explicit(&lock->s.acquisitions, memory_order_relaxed) + 1;
                     if (free_seen == a && woke != a) {
-                        syscall(SYS_futex, &lock->word, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+                        ld_futex_wake((uint32_t *)&lock->word, INT32_MAX);
                         woke = a;
                     }
                     free_seen = a;

@@ -12,7 +12,7 @@
 //
 // Under AddressSanitizer every block comes from the C library, so that Lua memory misused by
 // the runtime is still reported.
-#include "luashim.h"
+#include "ld_alloc.h"
 
 #include <stdatomic.h>
 

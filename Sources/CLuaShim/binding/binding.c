@@ -1,17 +1,11 @@
-#define _GNU_SOURCE
-#include <fcntl.h>
-#include "luashim.h"
-#include "ld_sandbox.h"
+// The binding machinery (ld_binding.h): the trampoline every binding is called through, so that
+// lua_error is only ever raised from a C frame; block records' slabs; object userdata.
+#include "ld_binding.h"
+#include "ld_lua.h"
+#include "ld_alloc.h"
+#include "ld_control.h"
 
-#include <errno.h>
-#include <malloc.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <sys/stat.h>
-#include <stdatomic.h>
 #include <stdlib.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 // MARK: bindings
 
@@ -231,114 +225,3 @@ int ld_call_dropping_self(lua_State *L) {
     lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
     return lua_gettop(L);
 }
-
-int ld_openlibs(lua_State *L) {
-    static const luaL_Reg libs[] = {
-        {LUA_GNAME, luaopen_base}, {LUA_LOADLIBNAME, luaopen_package}, {LUA_COLIBNAME, luaopen_coroutine},
-        {LUA_TABLIBNAME, luaopen_table}, {LUA_IOLIBNAME, luaopen_io}, {LUA_OSLIBNAME, luaopen_os},
-        {LUA_STRLIBNAME, luaopen_string}, {LUA_MATHLIBNAME, luaopen_math}, {LUA_UTF8LIBNAME, luaopen_utf8},
-        {LUA_DBLIBNAME, luaopen_debug},
-    };
-    lua_Integer mask = ld_sandbox_mask(lua_tointegerx(L, 1, NULL));
-    for (int i = 0; i < (int)(sizeof libs / sizeof libs[0]); i++) {
-        if (mask & ((lua_Integer)1 << i)) {
-            luaL_requiref(L, libs[i].name, libs[i].func, 1);
-            if (mask & LD_LIBS_RESTRICTED) ld_sandbox_restrict(L, libs[i].name);
-            lua_pop(L, 1);
-        }
-    }
-    return 0;
-}
-
-static int collect(lua_State *L) {
-    lua_gc(L, LUA_GCCOLLECT, 0);
-    return 0;
-}
-
-int ld_gc_collect(lua_State *L) {
-    lua_pushcfunction(L, collect);
-    int status = ld_pcall(L, 0, 0, 0);
-    if (status != LUA_OK) lua_pop(L, 1);
-    return status;
-}
-
-int ld_error_string(lua_State *L, const char *message) {
-    lua_pushstring(L, message);
-    return lua_error(L);
-}
-
-// MARK: per-thread bookkeeping
-
-typedef struct {
-    void *queue;
-    int barrier;
-} frame;
-
-static __thread frame frames[LD_MAX_FRAMES];
-static __thread int depth;
-
-int ld_frame_push(void *queue, int barrier) {
-    if (depth < LD_MAX_FRAMES) {
-        frames[depth].queue = queue;
-        frames[depth].barrier = barrier;
-    }
-    return ++depth;
-}
-
-void ld_frame_pop(void) {
-    if (depth > 0) depth--;
-}
-
-int ld_frame_count(void) { return depth < LD_MAX_FRAMES ? depth : LD_MAX_FRAMES; }
-void *ld_frame_queue(int i) { return frames[i].queue; }
-int ld_frame_barrier(int i) { return frames[i].barrier; }
-
-static __thread void *current_task;
-
-void *ld_task_current(void) { return current_task; }
-void ld_task_set_current(void *task) { current_task = task; }
-
-static atomic_int next_thread_number = 2;
-__thread int ld_thread_number_cached;
-
-int64_t ld_gettid(void) { return (int64_t)syscall(SYS_gettid); }
-
-int ld_thread_number_first(void) {
-    if (ld_thread_number_cached == 0)
-        ld_thread_number_cached = ld_gettid() == (int64_t)getpid() ? 1 : atomic_fetch_add(&next_thread_number, 1);
-    return ld_thread_number_cached;
-}
-
-static __thread unsigned long long pending_flow;
-void ld_set_pending_flow(unsigned long long flow) { pending_flow = flow; }
-unsigned long long ld_take_pending_flow(void) {
-    unsigned long long f = pending_flow;
-    pending_flow = 0;
-    return f;
-}
-
-size_t ld_heap_in_use(void) { return mallinfo2().uordblks; }
-
-// MARK: system calls
-
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-
-int ld_pidfd_open(int pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
-
-int ld_ready_fd(void) { return eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK); }
-
-int ld_epoll_refusal(int fd) {
-    struct stat st;
-    if (fstat(fd, &st) != 0) return errno;
-    if (S_ISREG(st.st_mode)) return 0;
-    int probe = epoll_create1(EPOLL_CLOEXEC);
-    if (probe < 0) return 0;
-    struct epoll_event ev = {.events = EPOLLIN};
-    int result = epoll_ctl(probe, EPOLL_CTL_ADD, fd, &ev) == 0 ? 0 : errno;
-    close(probe);
-    return result;
-}
-
-int ld_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }

@@ -2,7 +2,7 @@
 // 1994-2022 Lua.org, PUC-Rio, MIT licence), with one change: the coroutine is on this thread's
 // stack of running states (switching.c) while it runs, so that a switch hooks the code that
 // actually runs. Results and messages are lcorolib's.
-#include "luashim.h"
+#include "ld_control.h"
 
 static const char *const statname[] = {"running", "dead", "suspended", "normal"};
 

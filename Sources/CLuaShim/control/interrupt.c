@@ -2,13 +2,13 @@
 // the hook raises "interrupted!" at the next instruction. A wait the main thread is parked in
 // runs no instruction, so the handler also writes to an eventfd that the runtime watches.
 #define _GNU_SOURCE
-#include "luashim.h"
+#include "ld_control.h"
 #include "ld_events.h"
+#include "ld_platform.h"
 
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 static lua_State *volatile interrupt_L;
@@ -48,7 +48,7 @@ void (*ld_interrupt_handler(void))(int) { return laction; }
 
 void ld_interrupt_set_fd(int fd) { interrupt_fd = fd; }
 
-int ld_interrupt_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
+int ld_interrupt_eventfd(void) { return ld_eventfd(0); }
 
 void ld_interrupt_arm(lua_State *L) {
     interrupt_L = L;
@@ -69,17 +69,3 @@ int ld_interrupt_clear(lua_State *L) {
 int ld_interrupt_take(void) { return atomic_exchange(&interrupt_unhandled, 0); }
 
 // MARK: the main queue without a run loop
-
-// libdispatch's hooks for a host run loop (what CoreFoundation's run loop uses on Linux): the
-// main queue's eventfd becomes readable when the queue has work, and the callback drains it.
-extern int _dispatch_get_main_queue_handle_4CF(void);
-extern void _dispatch_main_queue_callback_4CF(void *msg);
-
-int ld_main_queue_handle(void) { return _dispatch_get_main_queue_handle_4CF(); }
-
-void ld_main_queue_drain(void) {
-    uint64_t value;
-    ssize_t n = read(_dispatch_get_main_queue_handle_4CF(), &value, sizeof value);
-    (void)n;
-    _dispatch_main_queue_callback_4CF(NULL);
-}

@@ -1,6 +1,7 @@
 // See ld_embedding.h. Every function here that can raise does it from a C frame; calls go
-// through ld_pcall, so that switching sees the Lua code they run (luashim.h).
-#include "luashim.h"
+// through ld_pcall, so that switching sees the Lua code they run (ld_control.h).
+#include "ld_control.h"
+#include <lua5.4/lauxlib.h>
 
 static int gettable(lua_State *L) {
     lua_gettable(L, 1);

@@ -3,7 +3,7 @@
 // interpreter (tripling start-up time); libcurl alone, and only when a script uses HTTP, costs
 // nothing until then. The constants are libcurl's stable ABI values (curl/curl.h).
 #define _GNU_SOURCE
-#include "luashim.h"
+#include "ld_http.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -89,19 +89,3 @@ void ld_http_result_free(ld_http_result *r) {
     free(r->body);
     free(r->error);
 }
-
-// MARK: a plain mutex (pthread, seen by ThreadSanitizer), without ld_lock's bookkeeping
-
-ld_mutex *ld_mutex_new(void) {
-    pthread_mutex_t *m = malloc(sizeof *m);
-    pthread_mutex_init(m, NULL);
-    return (ld_mutex *)m;
-}
-
-void ld_mutex_free(ld_mutex *m) {
-    pthread_mutex_destroy((pthread_mutex_t *)m);
-    free(m);
-}
-
-void ld_mutex_lock(ld_mutex *m) { pthread_mutex_lock((pthread_mutex_t *)m); }
-void ld_mutex_unlock(ld_mutex *m) { pthread_mutex_unlock((pthread_mutex_t *)m); }

@@ -3,7 +3,8 @@
 // chunks (Lua does not verify bytecode: a crafted chunk crashes the VM or worse). Everything
 // removed is absent (nil), not a function that raises later.
 #include "ld_sandbox.h"
-#include "luashim.h"
+#include <lua5.4/lauxlib.h>
+#include <lua5.4/lualib.h>
 
 #include <string.h>
 

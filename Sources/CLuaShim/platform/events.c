@@ -56,12 +56,6 @@ int ld_signal_forwarding(int sig) {
     return (current.sa_flags & SA_SIGINFO) && current.sa_sigaction == forward;
 }
 
-int ld_signal_blocked_here(int sig) {
-    sigset_t mask;
-    pthread_sigmask(SIG_BLOCK, NULL, &mask);
-    return sigismember(&mask, sig) == 1;
-}
-
 int ld_dup_cloexec(int fd) { return fcntl(fd, F_DUPFD_CLOEXEC, 3); }
 
 #include <linux/kcmp.h>

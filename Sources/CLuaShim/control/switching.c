@@ -19,7 +19,8 @@
 // The handler may interrupt this thread while it changes its stack (or hooks): those sections set
 // `busy`, and a signal arriving then only sets `pending`, acted on at the end of the section.
 #define _GNU_SOURCE
-#include "luashim.h"
+#include "ld_control.h"
+#include "ld_platform.h"
 #include "switching.h"
 #include "ld_blocking.h"
 
@@ -27,12 +28,11 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 __thread int32_t ld_tid_cached;
 
-int32_t ld_tid_first(void) { return ld_tid_cached = (int32_t)syscall(SYS_gettid); }
+int32_t ld_tid_first(void) { return ld_tid_cached = (int32_t)ld_gettid(); }
 
 int ld_switch_signal(void) { return SIGRTMAX - 3; }
 
@@ -203,29 +203,13 @@ int ld_script_hookmask(lua_State *L) {
     return e != NULL && e->hooked ? e->mask : 0;
 }
 
-void ld_clear_script_hook(lua_State *L) {
-    enter_busy();
-    running *e = entry_of(L);
-    if (e != NULL && e->hooked && lua_gethook(L) == switch_hook) {
-        // The switch hook stays (a switch is still asked for); the script's hook goes.
-        e->saved = NULL;
-        e->mask = 0;
-        e->count = 0;
-        lua_sethook(L, switch_hook, LUA_MASKCOUNT, 1);
-    } else {
-        if (e != NULL) e->hooked = 0;
-        lua_sethook(L, NULL, 0, 0);
-    }
-    leave_busy();
-}
-
 // MARK: the lock's side
 
 void ld_request_switch(ld_lock_shared *s) {
     atomic_fetch_or_explicit(&s->requests, LD_REQUEST_SWITCH, memory_order_relaxed);
     int32_t holder = atomic_load_explicit(&s->holder, memory_order_relaxed);
     // A holder that released the lock meanwhile finds no request for a lock it holds.
-    if (holder > 0) syscall(SYS_tgkill, getpid(), holder, ld_switch_signal());
+    if (holder > 0) ld_thread_signal(holder, ld_switch_signal());
 }
 
 void ld_lock_terminate(ld_lock *lock, int time_limit) {
@@ -235,7 +219,7 @@ void ld_lock_terminate(ld_lock *lock, int time_limit) {
     if (atomic_fetch_or_explicit(&s->requests, LD_REQUEST_TERMINATE, memory_order_release) & LD_REQUEST_TERMINATE) return;
     __atomic_add_fetch(&ld_terminations, 1, __ATOMIC_SEQ_CST);
     int32_t holder = atomic_load_explicit(&s->holder, memory_order_relaxed);
-    if (holder > 0) syscall(SYS_tgkill, getpid(), holder, ld_switch_signal());
+    if (holder > 0) ld_thread_signal(holder, ld_switch_signal());
 }
 
 void ld_lock_end_termination(ld_lock *lock) {

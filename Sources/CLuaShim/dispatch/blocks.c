@@ -1,7 +1,9 @@
 // Submitting a block with libdispatch's C functions: a function pointer and a context pointer
 // (dispatch_async_f) instead of a Swift closure turned into a Dispatch block, which costs two
 // allocations and two frees per block.
-#include "luashim.h"
+#include "ld_dispatch.h"
+
+#include <stddef.h>
 
 // libdispatch's own declarations (dispatch/queue.h, dispatch/group.h). The toolchain ships the
 // header, but in its resource directory, which C targets do not search; these functions take
