@@ -2,7 +2,7 @@ import CLua
 import CLuaShim
 
 /// `dispatch.switch_interval([seconds])`: how long a block may keep the interpreter while another
-/// thread waits for it (Core/Switching.swift).
+/// thread waits for it (Control/Switching.swift).
 enum SwitchingBinding {
     static func install(_ m: inout ModuleSpec) {
         m.function("switch_interval") { a throws(LuaError) in

@@ -183,22 +183,22 @@ public final class Runtime: @unchecked Sendable {
         traceAtExit()
     }
 
-    /// Set when the runtime is attached to a Lua state a host owns (see `HostState.swift`).
-    var host: HostState?
+    /// Set when the runtime is attached to a stock `lua5.4`'s state (see `StockLuaState.swift`).
+    var stockLua: StockLuaState?
 
-    /// Attaches a runtime to `state`, a Lua state the host owns (stock `lua5.4` loading the
+    /// Attaches a runtime to `state`, a Lua state that stock `lua5.4` owns (loading the
     /// module), with `dispatch` built on it and left on top of `state`'s stack. The calling
-    /// thread, the host's main thread, holds the interpreter lock from now on whenever Lua runs
+    /// thread, `lua5.4`'s main thread, holds the interpreter lock from now on whenever Lua runs
     /// there: it is released only inside blocking calls and `dispatch.run`. Cleans up when the
-    /// state closes (see `HostState`). The runtime lives as long as the state.
+    /// state closes (see `StockLuaState`). The runtime lives as long as the state.
     init(attachingTo state: OpaquePointer) {
         limits = .none
         budget = nil
         #if !LUADISPATCH_NO_TRACING
         tracer = Runtime.makeTracer(nil, limit: nil)
         #endif
-        libraries = .all  // the host's own choice, unknown here
-        // Nothing ends a host's scripts from outside (no limits, no `interrupt()` in C): waits
+        libraries = .all  // `lua5.4`'s own choice, unknown here
+        // Nothing ends `lua5.4`'s scripts from outside (no limits, no `interrupt()` in C): waits
         // block as under the CLI without --time-limit.
         parksAllWaits.store(false, ordering: .relaxed)
         lua_rawgeti(state, ld_registryindex(), lua_Integer(LUA_RIDX_MAINTHREAD))
@@ -217,13 +217,13 @@ public final class Runtime: @unchecked Sendable {
         lua_pushboolean(state, 1)
         lua_rawset(state, -3)
         anchorsRef = luaL_ref(state, ld_registryindex())
-        // The host's main Lua thread runs its chunks (see `takeThreadForHost`).
+        // `lua5.4`'s main Lua thread runs its chunks (see `takeThreadForHost`).
         pooledThreads.insert(L)
         mainQueue = QueueObject(main: DispatchQueue.main)
-        host = HostState(self, state)
+        stockLua = StockLuaState(self, state)
         Module.install(self, on: state, global: false)
         setUpSwitching(interval: nil, on: state)
-        // The host's main Lua thread runs the host's code on this thread from now on.
+        // `lua5.4`'s main Lua thread runs its code on this thread from now on.
         ld_running_push(L)
         luaL_getsubtable(state, ld_registryindex(), LUA_LOADED_TABLE)
         _ = Lua.getField(state, -1, "dispatch")
@@ -231,8 +231,8 @@ public final class Runtime: @unchecked Sendable {
         traceAtExit()
     }
 
-    /// For `HostState`: the interpreter is being closed by its host, on the thread that holds
-    /// the lock. Like `close()`, except that the host closes the Lua state afterwards.
+    /// For `StockLuaState`: the interpreter is being closed by `lua5.4`, on the thread that holds
+    /// the lock. Like `close()`, except that `lua5.4` closes the Lua state afterwards.
     func detachClosing() {
         guard !isClosed else { return }
         if ld_running_innermost() == L { ld_running_pop() }
@@ -240,7 +240,7 @@ public final class Runtime: @unchecked Sendable {
     }
 
     /// What `close()` and `detachClosing()` share. Lock held. `closingState`: the runtime owns
-    /// the Lua state and closes it; a host closes its own (and gets its SIGINT handling back).
+    /// the Lua state and closes it; `lua5.4` closes its own (and gets its SIGINT handling back).
     private func tearDown(closingState: Bool) {
         isClosed = true
         while running.load(ordering: .acquiring) > 0 {
@@ -285,8 +285,8 @@ public final class Runtime: @unchecked Sendable {
         acquire()
         defer { release() }
         guard !isClosed else { return }
-        // A host's state is closed by the host (which detaches the runtime, see HostState).
-        guard host == nil else { return }
+        // `lua5.4`'s state is closed by `lua5.4` (which detaches the runtime, see StockLuaState).
+        guard stockLua == nil else { return }
         tearDown(closingState: true)
     }
 

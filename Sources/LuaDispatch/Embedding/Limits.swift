@@ -1,7 +1,7 @@
 import CLuaShim
 
 // Limits for scripts the host did not write (docs/embedding.md, "Untrusted scripts"), and
-// ending a script from outside. How an end reaches all Lua code: Core/Termination.swift.
+// ending a script from outside. How an end reaches all Lua code: Control/Termination.swift.
 extension Runtime {
     /// What a host limits. `memory`: bytes every Lua state of the interpreter may hold together
     /// (worker interpreters too); an allocation past it fails with Lua's "not enough memory".

@@ -139,7 +139,7 @@ extension Runtime {
         let q = task.queue
         // On a host's main thread outside any block (stock lua5.4 running a chunk, or closing
         // the state and collecting the handle) a block might never run again: report it now.
-        if inline || (host != nil && ld_is_main_thread() != 0 && ld_frame_count() == 0) {
+        if inline || (stockLua != nil && ld_is_main_thread() != 0 && ld_frame_count() == 0) {
             let T = takeThread()
             handleUncaught(T, message: failure.message, traceback: failure.traceback, label: q.label)
             giveBack(T)

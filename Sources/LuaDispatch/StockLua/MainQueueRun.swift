@@ -68,7 +68,7 @@ enum RunBinding {
             // The code that called run has handed control to the loop: the tasks it started
             // and that failed unobserved are reported now (as when a chunk returns).
             rt.endTaskOwner(a.L)
-            if rt.host != nil { rt.armInterruption() }   // see `park`
+            if rt.stockLua != nil { rt.armInterruption() }   // see `park`
             let interrupt = HookWatch(rt.L)
             let left = rt.unlocked { rt.serve(mode, stop: interrupt.changed) }
             lua_pushboolean(a.L, left ? 1 : 0)

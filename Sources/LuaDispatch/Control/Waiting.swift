@@ -184,7 +184,7 @@ extension Runtime {
             ensureInterruptionWatcher()
             // Under a host's lua.c (stock lua5.4), its handler may have replaced the runtime's
             // since the module loaded (`lua5.4 -l dispatch script.lua`): take SIGINT back.
-            if host != nil { armInterruption() }
+            if stockLua != nil { armInterruption() }
             mainThreadWaiter.withLock { $0 = waiter }
             // A SIGINT just before the waiter was published found no wait to end.
             if interruptPending { waiter.finish(.interrupted) }

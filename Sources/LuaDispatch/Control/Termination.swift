@@ -42,7 +42,9 @@ extension Runtime {
         workAdded()
         lastTermination.store(kind.rawValue, ordering: .releasing)
         ld_lock_terminate(lock, kind == .timeLimit ? 1 : 0)
+        #if DEBUG
         Self.afterTerminateRequest?()
+        #endif
         endParkedWaits()
         ownedWorkers.endAll(kind)
         afters.dropAll()
@@ -64,9 +66,11 @@ extension Runtime {
         }
     }
 
-    /// Tests only: runs in `terminate` once the running code has been asked to end, before
-    /// parked waits are ended (to hold `terminate` there).
+    #if DEBUG
+    /// Debug builds, for tests only: runs in `terminate` once the running code has been asked to
+    /// end, before parked waits are ended (to hold `terminate` there). Absent from release builds.
     package nonisolated(unsafe) static var afterTerminateRequest: (() -> Void)?
+    #endif
 
     /// Called whenever outstanding work or running Lua may have reached zero: an end that has
     /// drained (no work left, no Lua running) is over.

@@ -6,15 +6,15 @@ import Synchronization
 import Glibc
 #endif
 
-/// A runtime attached to a Lua state that a host owns: stock `lua5.4` loading `dispatch.so`.
+/// A runtime attached to a Lua state that stock `lua5.4` owns, loading `dispatch.so`.
 ///
-/// The host's main thread runs Lua with the interpreter lock held, and gives it up only inside
+/// `lua5.4`'s main thread runs Lua with the interpreter lock held, and gives it up only inside
 /// blocking calls and `dispatch.run`. The runtime never closes the state: a sentinel userdata,
 /// anchored in the registry and made before any `dispatch` object, is finalized by `lua_close`
 /// after those objects; its `__gc` reports what the main thread's chunk left unobserved, waits
 /// for the blocks still running Lua, makes every block that has not started a no-op, ends the
 /// suspended tasks and releases the held queues, as `Runtime.close()` does.
-final class HostState {
+final class StockLuaState {
     /// The state's main thread, where `lua5.4` runs its chunks.
     let mainThread: OpaquePointer
 
@@ -28,10 +28,10 @@ final class HostState {
         // The sentinel keeps the runtime alive until the state closes.
         p.assumingMemoryBound(to: UnsafeMutableRawPointer?.self).pointee = Unmanaged.passRetained(rt).toOpaque()
         lua_createtable(state, 0, 1)
-        lua_pushcclosure(state, HostState.closing, 0)
+        lua_pushcclosure(state, StockLuaState.closing, 0)
         Lua.setField(state, -2, "__gc")
         lua_setmetatable(state, -2)
-        Lua.setField(state, ld_registryindex(), HostState.sentinelKey)
+        Lua.setField(state, ld_registryindex(), StockLuaState.sentinelKey)
     }
 
     /// The runtime attached to `state`, if any.
@@ -56,7 +56,7 @@ final class HostState {
     private static let failed = Atomic<Bool>(false)
     static let exitHook: Void = {
         atexit {
-            guard HostState.failed.load(ordering: .acquiring) else { return }
+            guard StockLuaState.failed.load(ordering: .acquiring) else { return }
             fflush(nil)
             _exit(1)
         }
@@ -86,18 +86,18 @@ extension Runtime {
     /// `dispatch` module. Call it from the thread that runs the state's Lua code, which should
     /// be the process's main thread (where `dispatch.run` services the main queue).
     public static func openModule(_ state: OpaquePointer) -> Int32 {
-        if HostState.attached(state) {
-            HostState.pushModule(state)
+        if StockLuaState.attached(state) {
+            StockLuaState.pushModule(state)
             return 1
         }
-        _ = HostState.exitHook
+        _ = StockLuaState.exitHook
         let rt = Runtime(attachingTo: state)
         // Ctrl-C as lua.c handles it, and also ending a blocking wait on the main thread: the
         // runtime's copy of lua.c's handler replaces lua.c's for the rest of the chunk (lua.c
         // restores the default after each chunk).
         rt.enableInterruption(whenIdle: {})
         rt.armInterruption()
-        HostState.keepModule(state)
+        StockLuaState.keepModule(state)
         return 1
     }
 }
