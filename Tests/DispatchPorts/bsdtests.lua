@@ -8,7 +8,7 @@
 -- expected ...`; `T.stop()` prints `[SUMMARY] name: N checks, N passed, N failed` and ends the
 -- process, with status 1 if any check failed or any block raised an uncaught error (as
 -- bsdtests' test_stop exits with the failure code). A port that never reaches `T.stop()` prints no
--- summary, which the suite that runs these files (Tests/CLITests/DispatchPortsTests.swift) counts
+-- summary, which the suite that runs these files (Tests/CLITests/Reliability/DispatchPortsTests.swift) counts
 -- as a failure, as it does a number of checks other than the one the file's header declares.
 --
 -- Checks may come from blocks that run at the same time: the counters are kept under a

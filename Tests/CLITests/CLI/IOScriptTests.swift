@@ -3,7 +3,7 @@ import XCTest
 
 /// Runs the benchmark scripts through the built `luadispatch` executable.
 final class IOScriptTests: XCTestCase {
-    private var root: URL { URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent() }
+    private var root: URL { URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent() }
 
     private func luadispatch() throws -> URL {
         // The binary built with these tests (also in the sanitizer builds' scratch paths).

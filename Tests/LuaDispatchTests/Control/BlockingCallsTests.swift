@@ -221,7 +221,7 @@ final class BlockingCallsTests: XCTestCase {
 /// Tests/lua/blocker.c built as a Lua C module against Lua's headers and include/luadispatch.h.
 enum BlockerModule {
     private static let built: Result<String, Error> = Result {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let dir = NSTemporaryDirectory() + "blocker-\(getpid())"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let p = Process()
