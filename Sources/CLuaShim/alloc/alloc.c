@@ -13,6 +13,7 @@
 // Under AddressSanitizer every block comes from the C library, so that Lua memory misused by
 // the runtime is still reported.
 #include "ld_alloc.h"
+#include <lua5.4/lauxlib.h>
 
 #include <stdatomic.h>
 
