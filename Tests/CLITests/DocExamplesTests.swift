@@ -175,8 +175,38 @@ final class DocExamplesTests: XCTestCase {
         }
     }
 
-    /// The markers bite: an unmarked block, output that differs and a fragment that does not
-    /// compile each fail.
+    /// docs/api.md, types/dispatch.lua and the module the CLI loads name the same functions and
+    /// methods (Tests/lua/check-types.lua); a name dropped from api.md, or one the module has and
+    /// the definitions lack, fails the check and is named.
+    func testReferenceNamesEveryExport() throws {
+        let root = CLI.packageRoot
+        let check = root.appendingPathComponent("Tests/lua/check-types.lua").path
+        let ok = try CLI.run(["run", check, root.path])
+        XCTAssertEqual(ok.status, 0, ok.stderr)
+        XCTAssertTrue(ok.stdout.contains("agree in api.md, types/dispatch.lua and the loaded module"), ok.stdout)
+
+        let copy = FileManager.default.temporaryDirectory.appendingPathComponent("reference-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: copy) }
+        for dir in ["docs", "types"] {
+            try FileManager.default.createDirectory(at: copy.appendingPathComponent(dir), withIntermediateDirectories: true)
+        }
+        try FileManager.default.copyItem(at: root.appendingPathComponent("types/dispatch.lua"), to: copy.appendingPathComponent("types/dispatch.lua"))
+        let api = try String(contentsOf: root.appendingPathComponent("docs/api.md"), encoding: .utf8)
+        let row = "| `dispatch.http.get(url, queue, fn(body, status, err))` |"
+        XCTAssertTrue(api.contains(row))
+        try api.replacingOccurrences(of: row, with: "| an HTTP GET |")
+            .write(to: copy.appendingPathComponent("docs/api.md"), atomically: false, encoding: .utf8)
+        let dropped = try CLI.run(["run", check, copy.path])
+        XCTAssertEqual(dropped.status, 1)
+        XCTAssertTrue(dropped.stderr.contains("defined but not documented: dispatch.http.get"), dropped.stderr)
+
+        let extra = try CLI.run(["-e", "require('dispatch').source.secret = function() end", check, root.path])
+        XCTAssertEqual(extra.status, 1)
+        XCTAssertTrue(extra.stderr.contains("in the module but not defined: dispatch.source.secret"), extra.stderr)
+    }
+
+    /// The parser reads the markers; the comparison tells different output apart, and lets
+    /// numbers and order vary only where marked.
     func testConventionCatchesDrift() throws {
         let page = "<!-- run -->\n```lua\nprint(1 + 1)\n```\n<!-- output -->\n```\n3\n```\n\n```lua\nprint(2)\n```\n"
         let blocks = Self.blocks(in: page, page: "self-test")
