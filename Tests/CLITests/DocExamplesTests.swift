@@ -163,7 +163,10 @@ final class DocExamplesTests: XCTestCase {
         XCTAssertFalse(commands.isEmpty, "\(block.where_): a run shell block has no `$ ` command")
         let path = CLI.productsDirectory.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
         for (command, expected) in commands {
-            let r = try CLI.run(["-c", substituted(command) + " 2>&1"], environment: ["PATH": path], timeout: 120,
+            var environment = ["PATH": path]
+            // In a sanitizer build the module needs the sanitizer's runtime, which lua5.4 lacks.
+            if command.contains("lua5.4"), let runtime = StockLua.sanitizerRuntime { environment["LD_PRELOAD"] = runtime }
+            let r = try CLI.run(["-c", substituted(command) + " 2>&1"], environment: environment, timeout: 120,
                                 directory: scratch, executable: URL(fileURLWithPath: "/bin/sh"))
             let shown = expected.joined(separator: "\n")
             if !shown.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
