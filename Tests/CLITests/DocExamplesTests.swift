@@ -21,10 +21,10 @@ import XCTest
 /// - `output`: this plain block is the output of the `run` Lua block before it.
 /// - `fragment`: part of a program. A Lua fragment is compiled (not run) as the body of a
 ///   function after `local dispatch = require("dispatch")`; a shell fragment is not run.
-/// - modifiers of the compared output: `numbers vary` (any run of digits matches any other),
-///   `any order` (lines compared as sorted).
-/// - `server=URL`: the test serves `/a` and `/b` over HTTP on a free loopback port and uses its
-///   address wherever the block (and the page's commands) say URL.
+/// - modifiers of the compared output, on the `output` block or the shell session: `numbers
+///   vary` (any run of digits matches any other), `any order` (lines compared as sorted).
+/// - `server=URL`: the test serves `/a` (1,000 bytes) and `/b` (2,500 bytes) over HTTP on a free
+///   loopback port and uses its address wherever the block (and the page's later blocks) say URL.
 /// - `module=DIR`: DIR stands for a directory holding `dispatch.so` (the module built next to the
 ///   tests), as `scripts/build-module DIR` leaves it.
 ///
@@ -43,7 +43,7 @@ final class DocExamplesTests: XCTestCase {
         func value(_ key: String) -> String? {
             markers.first { $0.hasPrefix(key + "=") }.map { String($0.dropFirst(key.count + 1)) }
         }
-        var where_: String { "\(page):\(line)" }
+        var location: String { "\(page):\(line)" }
     }
 
     static var pages: [String] {
@@ -129,15 +129,15 @@ final class DocExamplesTests: XCTestCase {
                     guard m.contains("run") else { continue }
                     let r = try CLI.run([name], directory: scratch)
                     let status = block.value("exit").flatMap { Int32($0) } ?? 0
-                    XCTAssertEqual(r.status, status, "\(block.where_): \(r.stdout)\(r.stderr)")
+                    XCTAssertEqual(r.status, status, "\(block.location): \(r.stdout)\(r.stderr)")
                     if let next, next.has("output") {
                         XCTAssertEqual(Self.normalized(r.stdout, next), Self.normalized(next.text, next),
-                                       "\(block.where_): the output differs from what the page shows; stderr: \(r.stderr)")
+                                       "\(block.location): the output differs from what the page shows; stderr: \(r.stderr)")
                     }
                 case ("sh", let m) where m.contains("run"):
                     try runSession(block, in: scratch, substituted)
                 default:
-                    XCTFail("\(block.where_): a ```\(block.language) block needs a marker (<!-- run -->, <!-- fragment -->, ...)")
+                    XCTFail("\(block.location): a ```\(block.language) block needs a marker (<!-- run -->, <!-- fragment -->, ...)")
                 }
                 checked += 1
             }
@@ -150,8 +150,9 @@ final class DocExamplesTests: XCTestCase {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("fragment-\(UUID().uuidString).lua")
         try wrapped.write(to: file, atomically: false, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        let r = try CLI.run(["-e", "assert(loadfile(arg[1]))", "--", file.path])
-        XCTAssertEqual(r.status, 0, "\(block.where_): the fragment does not compile: \(r.stderr)")
+        // Running the wrapper compiles the fragment and returns the function, which is not called.
+        let r = try CLI.run([file.path])
+        XCTAssertEqual(r.status, 0, "\(block.location): the fragment does not compile: \(r.stderr)")
     }
 
     func runSession(_ block: Block, in scratch: URL, _ substituted: (String) -> String) throws {
@@ -160,7 +161,7 @@ final class DocExamplesTests: XCTestCase {
             if line.hasPrefix("$ ") { commands.append((String(line.dropFirst(2)), [])) }
             else if !commands.isEmpty { commands[commands.count - 1].1.append(line) }
         }
-        XCTAssertFalse(commands.isEmpty, "\(block.where_): a run shell block has no `$ ` command")
+        XCTAssertFalse(commands.isEmpty, "\(block.location): a run shell block has no `$ ` command")
         let path = CLI.productsDirectory.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
         for (command, expected) in commands {
             var environment = ["PATH": path]
@@ -171,10 +172,10 @@ final class DocExamplesTests: XCTestCase {
             let shown = expected.joined(separator: "\n")
             if !shown.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
                 XCTAssertEqual(Self.normalized(r.stdout, block), Self.normalized(shown, block),
-                               "\(block.where_): `\(command)` prints other than the page shows")
+                               "\(block.location): `\(command)` prints other than the page shows")
             }
             let status = block.value("exit").flatMap { Int32($0) } ?? 0
-            XCTAssertEqual(r.status, status, "\(block.where_): `\(command)`: \(r.stdout)")
+            XCTAssertEqual(r.status, status, "\(block.location): `\(command)`: \(r.stdout)")
         }
     }
 
