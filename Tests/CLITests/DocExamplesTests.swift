@@ -164,10 +164,14 @@ final class DocExamplesTests: XCTestCase {
         XCTAssertFalse(commands.isEmpty, "\(block.location): a run shell block has no `$ ` command")
         let path = CLI.productsDirectory.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
         for (command, expected) in commands {
-            var environment = ["PATH": path]
-            // In a sanitizer build the module needs the sanitizer's runtime, which lua5.4 lacks.
-            if command.contains("lua5.4"), let runtime = StockLua.sanitizerRuntime { environment["LD_PRELOAD"] = runtime }
-            let r = try CLI.run(["-c", substituted(command) + " 2>&1"], environment: environment, timeout: 120,
+            var line = substituted(command)
+            // In a sanitizer build the module needs the sanitizer's runtime, which lua5.4 lacks:
+            // preloaded into lua5.4 alone, as StockLua does.
+            if let runtime = StockLua.sanitizerRuntime {
+                line = line.replacingOccurrences(of: #"(^|\s)lua5\.4 "#, with: "$1LD_PRELOAD=\(runtime) lua5.4 ",
+                                                 options: .regularExpression)
+            }
+            let r = try CLI.run(["-c", line + " 2>&1"], environment: ["PATH": path], timeout: 120,
                                 directory: scratch, executable: URL(fileURLWithPath: "/bin/sh"))
             let shown = expected.joined(separator: "\n")
             if !shown.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
