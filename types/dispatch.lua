@@ -92,6 +92,7 @@ function queue:set_specific(key, value) end
 function queue:get_specific(key) end
 
 ---@class dispatch.specific_key
+---@field name string|nil The name given to `dispatch.specific_key`.
 
 ---A new key for `set_specific` / `get_specific`.
 ---@param name? string
@@ -120,7 +121,7 @@ function dispatch.concurrent_perform(n, fn) end
 ---@return any[]
 function dispatch.concurrent_map(n, fn, options) end
 
--- MARK: workers and channels
+-- MARK: workers and worker channels
 
 ---A pool of `count` worker interpreters (default: the number of active processors); `init` runs
 ---once in each worker before its first job.
@@ -160,7 +161,8 @@ function job:notify(queue, fn) end
 ---@return boolean cancelled `true` when the job had not started
 function job:cancel() end
 
----A queue of copied values shared by every interpreter: `#ch` is the number queued.
+---A worker channel: a queue of copied values shared by every interpreter (not an I/O channel,
+---`dispatch.io`): `#chan` is the number queued.
 ---@param options? {capacity?: integer}
 ---@return dispatch.channel
 function dispatch.channel(options) end
@@ -427,7 +429,7 @@ function dispatch.source.data_or(options) end
 ---@return dispatch.source
 function dispatch.source.data_replace(options) end
 
----@param options dispatch.source_options|{path: string, events: string[]}
+---@param options dispatch.source_options|{path: string, events?: string[]} `events` defaults to all six
 ---@return dispatch.source|nil source
 ---@return string|nil message
 ---@return string|nil errno_name
@@ -471,7 +473,7 @@ function source:schedule(options) end
 ---@param n integer `>= 0`
 function source:merge(n) end
 
--- MARK: I/O channels, data, descriptors, HTTP
+-- MARK: I/O channels (DispatchIO), data, descriptors, HTTP
 
 ---@class dispatch.io_options
 ---@field path? string
@@ -498,6 +500,7 @@ function dispatch.io.read(fd, max_length, queue, fn) end
 ---@param fn fun(remaining: dispatch.data, errno: integer)
 function dispatch.io.write(fd, data, queue, fn) end
 
+---An I/O channel (DispatchIO) on a descriptor or a file (not a worker channel, `dispatch.channel`).
 ---@class dispatch.io
 ---@field fd integer `-1` until a path channel has opened its file.
 ---@field type "stream"|"random"
@@ -662,7 +665,8 @@ function dispatch.net.shutdown(fd, how) end
 
 dispatch.http = {}
 
----An HTTP GET through Foundation's URLSession; `fn` runs on `queue`.
+---An HTTP GET through libcurl (loaded at the first call); `fn` runs on `queue` (nil: the default
+---global queue) with the body, the status code and an error message (each nil when absent).
 ---@param url string
 ---@param queue dispatch.queue|nil
 ---@param fn fun(body: string|nil, status: integer|nil, err: string|nil)

@@ -1,4 +1,4 @@
--- Checks that docs/api.md (with the pages it links to), the editor definitions in
+-- Checks that docs/api.md (the one reference of the module), the editor definitions in
 -- types/dispatch.lua and, when `require "dispatch"` works, the module itself name the same
 -- functions and methods. Exits 1 and lists every difference otherwise.
 --
@@ -47,21 +47,13 @@ end
 -- Which class a method's receiver names in the docs' tables and prose.
 local receivers = {
   q = "dispatch.queue", item = "dispatch.work_item", g = "dispatch.group", s = "dispatch.semaphore",
-  t = "dispatch.task", src = "dispatch.source", ch = "dispatch.io", d = "dispatch.data",
-  pool = "dispatch.pool", job = "dispatch.job",
-}
-local perPage = {
-  ["sources.md"] = { s = "dispatch.source", t = "dispatch.source" },
-  ["api.md"] = { ch = "dispatch.channel" }, ["parallel.md"] = { ch = "dispatch.channel" },
+  t = "dispatch.task", src = "dispatch.source", io_ch = "dispatch.io", d = "dispatch.data",
+  pool = "dispatch.pool", job = "dispatch.job", chan = "dispatch.channel",
 }
 
 local function documented()
   local docs, problems = set(), {}
   local pages = { "api.md" }
-  local seen = { ["api.md"] = true }
-  for page in read("docs/api.md"):gmatch("%]%(([%w_%-]+%.md)%)") do
-    if not seen[page] then seen[page] = true; pages[#pages + 1] = page end
-  end
   for _, page in ipairs(pages) do
     local inFence, n = false, 0
     for line in read("docs/" .. page):gmatch("[^\n]*") do
@@ -77,7 +69,7 @@ local function documented()
           local bare = span:match("^([%a_][%w_]*){}$")
           if bare and line:match("dispatch%.source%.") then add(docs, "dispatch.source." .. bare, where) end
           for recv, method in span:gmatch("([%a_][%w_]*):([%a_][%w_]*)[%(%{]") do
-            local class = (perPage[page] or {})[recv] or receivers[recv]
+            local class = receivers[recv]
             if class then add(docs, class .. ":" .. method, where)
             else problems[#problems + 1] = where .. ": cannot tell the class of `" .. recv .. ":" .. method .. "`" end
           end

@@ -4,7 +4,7 @@ import XCTest
 /// The runtime as a C module in Debian's stock `lua5.4`: loading, `dispatch.run`, errors,
 /// Ctrl-C, closing.
 final class ModuleTests: XCTestCase {
-    /// The command the README gives, verbatim apart from the directory.
+    /// The command docs/module.md gives, verbatim apart from the directory.
     func testTickFromStockLua() throws {
         let r = try StockLua.run(["-e", StockLua.cpath + "; local d = require 'dispatch'; "
                                   + "d.main:after(0.1, function() print('tick') end); d.run()"])
