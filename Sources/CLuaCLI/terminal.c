@@ -163,10 +163,13 @@ char *ldcli_read_line(const char *prompt, ldcli_wait_fn wait) {
     if (rl.ok) {
         rl_done = 0;
         rl_line = NULL;
+        // Caught from before the prompt shows: a signal may come as soon as it is seen.
         take_terminal();
-        rl.install(prompt, on_line);
         paste_on = variable_on("enable-bracketed-paste");
         echo_ctl = echo_ctl && variable_on("echo-control-characters");
+        catch_ending_signals();
+        rl.install(prompt, on_line);
+        paste_on = variable_on("enable-bracketed-paste");  // as the first prompt read the settings
         prompt_shown = 1;
         while (!rl_done) {
             catch_ending_signals();
