@@ -377,11 +377,13 @@ static int pmain(lua_State *L) {
         return 0;
     }
     if (args & has_v) {
-        print_version();
+        // Before lua's banner, which stays the line before what the chunks print (the Lua test
+        // suite's main.lua checks that).
         if (version_line != NULL) {
             lua_writestring(version_line, strlen(version_line));
             lua_writeline();
         }
+        print_version();
     }
     createargtable(L, argv, argc, script);
     lua_gc(L, LUA_GCGEN, 0, 0);

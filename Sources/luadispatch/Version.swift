@@ -23,6 +23,6 @@ enum Version {
         #endif
     }()
 
-    /// The line `-v` prints after Lua's banner.
+    /// The line `-v` prints before Lua's banner.
     static var line: String { "LuaDispatch \(luaDispatch)  built with Swift \(swift)" }
 }

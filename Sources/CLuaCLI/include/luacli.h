@@ -30,7 +30,7 @@ void ldcli_set_error_hook(ldcli_error_fn hook);
 void ldcli_output_begin(void);
 void ldcli_output_end(int ended_line);
 
-/// A line `-v` (and `-i`) print after Lua's banner, and the usage text a bad option prints after
+/// A line `-v` (and `-i`) print before Lua's banner, and the usage text a bad option prints after
 /// its message instead of lua's (both NULL: lua's output alone). Kept, not copied.
 void ldcli_set_version_line(const char *line);
 void ldcli_set_usage(const char *text);
