@@ -33,10 +33,13 @@ let package = Package(
                 linkerSettings: [.unsafeFlags(["-Xlinker", "-z", "-Xlinker", "nodelete"])]),
         // lua.c's command line and REPL, run on the runtime's interpreter.
         .target(name: "CLuaCLI", dependencies: ["CLua", "CLuaShim"], linkerSettings: [.linkedLibrary("dl")]),
+        // The bundled scenarios' runner (`luadispatch scenarios`) and their `scenario` module, a
+        // Lua file compiled into the binary (which then runs from anywhere, as one file).
+        .target(name: "Scenarios", dependencies: ["LuaDispatch"], resources: [.embedInCode("scenario.lua")]),
         // Draws a recorded trace as an HTML page or SVG picture (`luadispatch trace view`).
         .target(name: "TraceView"),
         // The release build links the Swift runtime statically: start-up is half as long.
-        .executableTarget(name: "luadispatch", dependencies: ["LuaDispatch", "CLuaCLI", "CLuaLink", "TraceView"],
+        .executableTarget(name: "luadispatch", dependencies: ["LuaDispatch", "CLuaCLI", "CLuaLink", "TraceView", "Scenarios"],
                           linkerSettings: [.unsafeFlags(["-static-stdlib", "-Xclang-linker", "-no-pie"], .when(configuration: .release))]),
         // A Swift tool embedding the runtime (see docs/embedding.md).
         .executableTarget(name: "embed-example", dependencies: ["LuaDispatch", "CLuaLink"]),

@@ -32,6 +32,9 @@ void ldcli_set_text_only(int on) { chunk_mode = on ? "t" : NULL; }
 
 static const char *progname = "lua";
 static ldcli_wait_fn wait_hook;
+static const char *version_line, *usage_text;
+void ldcli_set_version_line(const char *line) { version_line = line; }
+void ldcli_set_usage(const char *text) { usage_text = text; }
 
 static void print_usage(const char *badoption) {
     lua_writestringerror("%s: ", progname);
@@ -39,6 +42,10 @@ static void print_usage(const char *badoption) {
         lua_writestringerror("'%s' needs argument\n", badoption);
     else
         lua_writestringerror("unrecognized option '%s'\n", badoption);
+    if (usage_text != NULL) {
+        lua_writestringerror("%s", usage_text);
+        return;
+    }
     lua_writestringerror(
         "usage: %s [options] [script [args]]\n"
         "Available options are:\n"
@@ -60,14 +67,18 @@ static void l_message(const char *pname, const char *msg) {
 }
 
 static ldcli_error_fn error_hook;
+static ldcli_message_fn message_filter;
 
 void ldcli_set_error_hook(ldcli_error_fn hook) { error_hook = hook; }
+void ldcli_set_message_filter(ldcli_message_fn filter) { message_filter = filter; }
 
 static int report(lua_State *L, int status) {
     if (status != LUA_OK) {
         const char *msg = lua_tostring(L, -1);
         if (error_hook != NULL && msg != NULL) error_hook(L, msg);
-        l_message(progname, msg);
+        char *replaced = message_filter != NULL && msg != NULL ? message_filter(L, msg) : NULL;
+        l_message(progname, replaced != NULL ? replaced : msg);
+        free(replaced);
         lua_pop(L, 1);
     }
     return status;
@@ -366,7 +377,15 @@ static int pmain(lua_State *L) {
         print_usage(argv[script]);
         return 0;
     }
-    if (args & has_v) print_version();
+    if (args & has_v) {
+        // Before lua's banner, which stays the line before what the chunks print (the Lua test
+        // suite's main.lua checks that).
+        if (version_line != NULL) {
+            lua_writestring(version_line, strlen(version_line));
+            lua_writeline();
+        }
+        print_version();
+    }
     createargtable(L, argv, argc, script);
     lua_gc(L, LUA_GCGEN, 0, 0);
     if (!(args & has_E)) {

@@ -11,9 +11,11 @@
 #include "terminal.h"
 
 #include <dlfcn.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <lua5.4/lauxlib.h>
@@ -34,6 +36,7 @@ static struct {
     char *(*copy_text)(int, int);
     int (*redisplay)(void);
     int *point, *end;
+    char *(*variable_value)(const char *);
 } rl;
 static char *rl_line;
 static int rl_done;
@@ -62,8 +65,86 @@ static void load_readline(void) {
     rl.redisplay = (int (*)(void))dlsym(h, "rl_redisplay");
     rl.point = (int *)dlsym(h, "rl_point");
     rl.end = (int *)dlsym(h, "rl_end");
+    rl.variable_value = (char *(*)(const char *))dlsym(h, "rl_variable_value");
     rl.redraw = rl.ok && rl.save_prompt && rl.restore_prompt && rl.replace_line && rl.copy_text && rl.redisplay &&
                 rl.point && rl.end;
+}
+
+// MARK: leaving the terminal as it was
+
+// While the prompt waits, readline has the terminal in its own mode (no echo, not canonical,
+// bracketed paste on); it puts it back when the line is read, and lua5.4's readline also on a
+// signal that ends the process. Here readline runs only while a character is read, so every
+// other way out restores what was saved before the prompt: a signal that would end the process
+// (Ctrl-C at an idle prompt), exit() from a block (atexit), and the host's _exit paths
+// (ldcli_terminal_restore).
+static struct termios saved_terminal;
+static volatile sig_atomic_t terminal_taken, paste_on, echo_ctl, in_readline;
+static const int ending_signals[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
+#define N_ENDING (sizeof ending_signals / sizeof ending_signals[0])
+static int caught[N_ENDING];
+
+static void write_all(const char *s) {
+    size_t n = strlen(s);
+    while (n > 0) {
+        ssize_t w = write(STDOUT_FILENO, s, n);
+        if (w <= 0) return;
+        s += w;
+        n -= (size_t)w;
+    }
+}
+
+void ldcli_terminal_restore(void) {
+    if (!terminal_taken || in_readline) return;
+    terminal_taken = 0;
+    if (paste_on) write_all("\033[?2004l\r");  // what readline writes when it lets go
+    tcsetattr(STDIN_FILENO, TCSADRAIN, &saved_terminal);
+}
+
+// As readline's handler does: echo ^C (or ^\\), give the terminal back, then end by the signal.
+static void on_ending_signal(int sig) {
+    if (terminal_taken && !in_readline && echo_ctl) write_all(sig == SIGINT ? "^C" : sig == SIGQUIT ? "^\\" : "");
+    ldcli_terminal_restore();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+// Only where the signal would end the process anyway (its action is the default one): a
+// script's own handling of it (a signal source) is left alone. Called before every wait, since
+// blocks run during the wait may set SIGINT's action back to the default.
+static void catch_ending_signals(void) {
+    for (size_t i = 0; i < N_ENDING; i++) {
+        struct sigaction old;
+        if (sigaction(ending_signals[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL) continue;
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_ending_signal;
+        sigemptyset(&sa.sa_mask);
+        sigaction(ending_signals[i], &sa, NULL);
+        caught[i] = 1;
+    }
+}
+
+static void release_ending_signals(void) {
+    for (size_t i = 0; i < N_ENDING; i++) {
+        struct sigaction old;
+        if (!caught[i] || sigaction(ending_signals[i], NULL, &old) != 0) continue;
+        if (old.sa_handler == on_ending_signal) signal(ending_signals[i], SIG_DFL);
+        caught[i] = 0;
+    }
+}
+
+static void take_terminal(void) {
+    static int registered;
+    if (!registered) registered = atexit(ldcli_terminal_restore) == 0;
+    if (tcgetattr(STDIN_FILENO, &saved_terminal) != 0) return;
+    echo_ctl = (saved_terminal.c_lflag & ECHOCTL) != 0;
+    terminal_taken = 1;
+}
+
+static int variable_on(const char *name) {
+    const char *v = rl.variable_value ? rl.variable_value(name) : NULL;
+    return v != NULL && strcmp(v, "on") == 0;
 }
 
 static void on_line(char *line) {
@@ -71,6 +152,7 @@ static void on_line(char *line) {
     rl_done = 1;
     prompt_shown = 0;
     rl.remove();
+    terminal_taken = 0;
 }
 
 // Bytes stdio has already read from fd 0 and not handed out yet (glibc).
@@ -81,12 +163,22 @@ char *ldcli_read_line(const char *prompt, ldcli_wait_fn wait) {
     if (rl.ok) {
         rl_done = 0;
         rl_line = NULL;
+        // Caught from before the prompt shows: a signal may come as soon as it is seen.
+        take_terminal();
+        paste_on = variable_on("enable-bracketed-paste");
+        echo_ctl = echo_ctl && variable_on("echo-control-characters");
+        catch_ending_signals();
         rl.install(prompt, on_line);
+        paste_on = variable_on("enable-bracketed-paste");  // as the first prompt read the settings
         prompt_shown = 1;
         while (!rl_done) {
+            catch_ending_signals();
             if (wait) wait(0);
+            in_readline = 1;
             rl.read_char();
+            in_readline = 0;
         }
+        release_ending_signals();
         return rl_line;
     }
     fputs(prompt, stdout);

@@ -1,5 +1,6 @@
 import CLuaCLI
 import LuaDispatch
+import Scenarios
 import TraceView
 
 #if canImport(Glibc)
@@ -33,6 +34,10 @@ enum CLI {
             writeError(failure.message)
             exit(1)
         case .success(let (options, luaArgs)):
+            if options.help {
+                print(Help.text(programName), terminator: "")
+                exit(0)
+            }
             exit(runLua(luaArgs, options, programName: programName))
         }
     }
@@ -48,6 +53,9 @@ enum CLI {
         for (i, a) in args.enumerated() { argv[i] = strdup(a) }
         argv[args.count] = nil
         Session.argv = argv
+        // Kept until exit: lua.c holds the pointers.
+        ldcli_set_version_line(strdup(Version.line))
+        ldcli_set_usage(strdup(Help.text(programName)))
         var first: Int32 = 0
         let mask = ldcli_collectargs(argv, &first)
         let noEnv = mask != LDCLI_HAS_ERROR && mask & LDCLI_HAS_NOENV != 0
@@ -61,13 +69,16 @@ enum CLI {
         if let seconds = limits.time {
             runtime.armDeadline(seconds)
             TimeLimitBackstop.arm(limit: seconds, programName: programName)
+            Session.timeLimit = seconds
+            ldcli_set_message_filter(Session.namingTheLimit)
         }
-        if options.sandbox {
-            ldcli_set_text_only(1)  // the script, -e, LUA_INIT, standard input and the prompt too
-        } else {
-            // The bundled scenarios' fixtures write files: not for untrusted scripts.
-            ScenarioModule.install(runtime, scriptDirectory: first < argc ? directory(of: args[Int(first)]) : nil)
+        runtime.exitHandler = { code in
+            ldcli_terminal_restore()  // `dispatch.exit` from a block while the prompt waits
+            fflush(nil)
+            _exit(code)
         }
+        // The script, -e, LUA_INIT, standard input and the prompt too.
+        if options.sandbox { ldcli_set_text_only(1) }
         runtime.uncaughtErrorHandler = { error in
             // Above the REPL's prompt, if a block's error comes while it waits.
             ldcli_output_begin()
@@ -77,6 +88,7 @@ enum CLI {
         runtime.enableInterruption {
             // SIGINT while the main queue is serviced after the script: as `lua`, which
             // would have ended with the script, stop with "interrupted!" and status 1.
+            ldcli_terminal_restore()
             fflush(nil)
             writeError("\(programName): interrupted!\n")
             _exit(1)
@@ -109,11 +121,6 @@ enum CLI {
         return runtime.exitStatus
     }
 
-    static func directory(of path: String) -> String? {
-        guard path != "-", let slash = path.lastIndex(of: "/") else { return path == "-" ? nil : "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
-    }
-
     static func writeError(_ s: String) {
         fflush(stdout)
         fputs(s, stderr)
@@ -131,6 +138,18 @@ enum Session {
     nonisolated(unsafe) static var runtime: Runtime?
     /// lua.c keeps pointers into argv (`progname`) until exit: referenced, not leaked.
     nonisolated(unsafe) static var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+
+    /// `--time-limit`'s seconds, for the report of an error the limit raised.
+    nonisolated(unsafe) static var timeLimit: Double?
+
+    /// An error lua.c reports after the time limit ended the code names the limit, as the
+    /// CLI's own report does: "time limit exceeded (1 s)".
+    static let namingTheLimit: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?) -> UnsafeMutablePointer<CChar>? = { _, message in
+        guard let message, let seconds = Session.timeLimit, Session.runtime?.lastTerminationKind == .timeLimit else { return nil }
+        let text = String(cString: message)
+        guard let found = text.firstRange(of: "time limit exceeded") else { return nil }
+        return strdup(text[..<found.upperBound] + " (\(RuntimeOptions.seconds(seconds)))" + text[found.upperBound...])
+    }
 
     /// The REPL waits for a line while the main queue keeps running.
     static let waitForInput: @convention(c) (Int32) -> Void = { fd in

@@ -3,13 +3,14 @@
 #endif
 
 /// What `luadispatch` adds to `lua`'s options, before the script: `--trace FILE`, `--sandbox`,
-/// `--memory-limit SIZE`, `--time-limit SECONDS`.
+/// `--memory-limit SIZE`, `--time-limit SECONDS`, `--help`.
 /// They are taken out of the command line before lua.c parses the rest (its options, in its
 /// order and with its messages), and end where lua.c's do: at the script, `--` or `-`.
 import LuaDispatch
 
 struct RuntimeOptions {
     var sandbox = false
+    var help = false
     var limits = Runtime.Limits()
 
     /// One option: its name, whether it takes the next argument, and what it sets (nil, or a
@@ -24,6 +25,7 @@ struct RuntimeOptions {
         // The runtime reads LUADISPATCH_TRACE when it starts.
         Option(name: "--trace", takesArgument: true) { _, file in setenv("LUADISPATCH_TRACE", file, 1); return nil },
         Option(name: "--sandbox", takesArgument: false) { o, _ in o.sandbox = true; return nil },
+        Option(name: "--help", takesArgument: false) { o, _ in o.help = true; return nil },
         Option(name: "--memory-limit", takesArgument: true) { o, text in
             guard let bytes = size(text) else { return "a size in bytes expected (e.g. 64M), got '\(text)'" }
             o.limits.memory = bytes
@@ -49,7 +51,9 @@ struct RuntimeOptions {
             if let option = options.first(where: { $0.name == a }) {
                 var argument = ""
                 if option.takesArgument {
-                    guard i + 1 < args.count else { return .failure(Failure("\(programName): '\(a)' needs argument\n")) }
+                    guard i + 1 < args.count else {
+                        return .failure(Failure("\(programName): '\(a)' needs argument\n" + Help.text(programName)))
+                    }
                     argument = args[i + 1]
                 }
                 if let message = option.apply(&result, argument) {

@@ -1,3 +1,6 @@
+import CLuaCLI
+import Scenarios
+
 /// `--time-limit` promises that the CLI exits with status 1 (API.md). The limit ends Lua code
 /// through hooks, and Lua runs `__gc` metamethods with hooks off (lgc.c): a finalizer that never
 /// returns outlives the limit, and nothing inside the process can end it. So, `grace` seconds
@@ -15,6 +18,9 @@ enum TimeLimitBackstop {
         let message = "\(programName): time limit exceeded (\(RuntimeOptions.seconds(seconds))); code the limit "
             + "cannot interrupt (a __gc metamethod: Lua runs finalizers without hooks) was still running "
             + "\(RuntimeOptions.seconds(grace)) later\n"
-        _ = ProcessWatchdog(limit: min(seconds + grace, 1e9), fd: 2, status: 1) { message }
+        _ = ProcessWatchdog(limit: min(seconds + grace, 1e9), fd: 2, status: 1) {
+            ldcli_terminal_restore()  // the REPL's prompt may have it
+            return message
+        }
     }
 }

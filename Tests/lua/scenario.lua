@@ -1,7 +1,7 @@
 -- Runs one bundled scenario (scripts/scenarios/*.lua) under stock lua5.4 with the module, as
--- `luadispatch scenarios exec` does: the `scenario` module (its Lua part is read from
--- Sources/luadispatch/Scenarios/ScenarioModule.swift, the host functions are written here in
--- plain Lua), the script, then `dispatch.run()`. Passes (exit 0, "scenario: pass") only if every
+-- `luadispatch scenarios exec` does: the `scenario` module (its Lua part is
+-- Sources/Scenarios/scenario.lua, the host functions are written here in plain Lua), the
+-- script, then `dispatch.run()`. Passes (exit 0, "scenario: pass") only if every
 -- check held, the script made exactly the checks its header declares, and no work was left.
 --
 --   LUADISPATCH_DELAY_SCALE=0.05 lua5.4 -e 'package.cpath="DIR/?.so;"..package.cpath' \
@@ -17,11 +17,6 @@ local function slurp(path)
   f:close()
   return s
 end
-
--- The module's Lua source: the Swift multi-line string literal, its indentation removed.
-local swift = slurp(root .. "/Sources/luadispatch/Scenarios/ScenarioModule.swift")
-local body = assert(swift:match('static let source = """\n(.-)\n%s*"""'), "scenario module source not found")
-local source = body:gsub("\n        ", "\n"):gsub("^        ", "")
 
 -- Scripts check from blocks that may run at the same time: the counts change on a serial queue.
 local checks, failed, ledger = 0, 0, dispatch.queue("scenario.lua ledger")
@@ -72,7 +67,7 @@ local host = {
   rmtree = rmtree,
   http_base = function() error("scenario.lua: no HTTP fixture server under stock lua5.4") end,
 }
-package.preload.scenario = function() return assert(load(source, "=scenario"))(host) end
+package.preload.scenario = function() return assert(loadfile(root .. "/Sources/Scenarios/scenario.lua"))(host) end
 
 local expected = tonumber(slurp(script):match("%-%- expect: (%d+) checks?"))
 dofile(script)

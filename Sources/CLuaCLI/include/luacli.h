@@ -30,6 +30,19 @@ void ldcli_set_error_hook(ldcli_error_fn hook);
 void ldcli_output_begin(void);
 void ldcli_output_end(int ended_line);
 
+/// A line `-v` (and `-i`) print before Lua's banner, and the usage text a bad option prints after
+/// its message instead of lua's (both NULL: lua's output alone). Kept, not copied.
+void ldcli_set_version_line(const char *line);
+void ldcli_set_usage(const char *text);
+
+/// Called with every error lua.c reports; returns a malloc'd message to print instead, or NULL.
+typedef char *(*ldcli_message_fn)(lua_State *L, const char *message);
+void ldcli_set_message_filter(ldcli_message_fn filter);
+
+/// Gives the terminal back as it was before the REPL's prompt took it (modes, bracketed paste),
+/// if the prompt has it now: for ways out that skip atexit (_exit). Async-signal-safe.
+void ldcli_terminal_restore(void);
+
 /// With `on`, every chunk is loaded as text only (a binary chunk gets Lua's "attempt to load a
 /// binary chunk" error): for `--sandbox`.
 void ldcli_set_text_only(int on);

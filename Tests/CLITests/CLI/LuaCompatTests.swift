@@ -37,14 +37,21 @@ final class LuaCompatTests: XCTestCase {
     }
 
     /// Runs both and compares; `env` is added to an environment without LUA_INIT*.
-    func same(_ args: [String], stdin: String? = nil, env: [String: String] = [:],
+    /// `addedLine`: the index of a line of standard output that luadispatch adds (`-v`).
+    func same(_ args: [String], stdin: String? = nil, env: [String: String] = [:], addedLine: Int? = nil,
               file: StaticString = #filePath, line: UInt = #line) throws {
         var environment = ProcessInfo.processInfo.environment
         for k in ["LUA_INIT", "LUA_INIT_5_4", "LUA_PATH", "LUA_PATH_5_4"] { environment.removeValue(forKey: k) }
         environment.merge(env) { $1 }
-        let ours = try Self.run(CLI.binary, args, stdin: stdin, env: environment, dir: dir)
+        var ours = try Self.run(CLI.binary, args, stdin: stdin, env: environment, dir: dir)
         let theirs = try Self.run(Self.lua, args, stdin: stdin, env: environment, dir: dir)
         let what = "arguments \(args)"
+        if let addedLine {
+            var lines = ours.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+            XCTAssertTrue(lines.count > addedLine && lines[addedLine].hasPrefix("LuaDispatch "), "\(what): \(ours.stdout)", file: file, line: line)
+            if lines.count > addedLine { lines.remove(at: addedLine) }
+            ours = CLIResult(status: ours.status, stdout: lines.joined(separator: "\n"), stderr: ours.stderr)
+        }
         XCTAssertEqual(ours.stdout, theirs.stdout, "stdout, \(what)", file: file, line: line)
         XCTAssertEqual(ours.stderr, theirs.stderr, "stderr, \(what)", file: file, line: line)
         XCTAssertEqual(ours.status, theirs.status, "status, \(what)", file: file, line: line)
@@ -79,7 +86,7 @@ final class LuaCompatTests: XCTestCase {
         try same([], stdin: "error('stdin fails')")
         try same(["-W"], stdin: "warn('on from stdin')")
         try same(["-e", "print(1)"], stdin: "print('not run')")
-        try same(["-v"], stdin: "print('not run either')")
+        try same(["-v"], stdin: "print('not run either')", addedLine: 0)
     }
 
     func testLibrariesWithDashL() throws {
@@ -101,17 +108,33 @@ final class LuaCompatTests: XCTestCase {
         try same(["-E", "-e", "print(package.path:find(';;') ~= nil)"], env: ["LUA_PATH": "/nowhere/?.lua"])
     }
 
+    /// `-v` (and `-i`, which implies it): lua5.4's output with one line added before the
+    /// banner, naming LuaDispatch's version and the Swift compiler's.
     func testVersionAndWarnings() throws {
-        try same(["-v"])
-        try same(["-v", "-e", "print(1)"])
+        for args in [["-v"], ["-v", "-e", "print(1)"]] {
+            try same(args, stdin: "print('read')", addedLine: 0)
+        }
+        let v = try Self.run(CLI.binary, ["-v"], stdin: nil, env: [:], dir: dir)
+        XCTAssertTrue(v.stdout.range(of: #"^LuaDispatch [0-9]+\.[0-9]+\.[0-9]+ .*Swift [0-9]+\.[0-9]+"#, options: .regularExpression) != nil,
+                      v.stdout)
         try same(["-W", "-e", "warn('hello', ' world')"])
         try same(["-e", "warn('silent')"])
         try same(["warn.lua"])
     }
 
+    /// A bad option: lua5.4's message and usage lines, its status and (empty) standard output;
+    /// the usage goes on to name luadispatch's own options and commands.
     func testBadOptions() throws {
-        for args in [["-x"], ["-e"], ["-l"], ["-e", "-x"], ["-ix"], ["-vx"], ["-Ex"], ["-Wx"], ["--x"], ["--help"], ["-e", "print(1)", "-z"]] {
-            try same(args)
+        for args in [["-x"], ["-e"], ["-l"], ["-e", "-x"], ["-ix"], ["-vx"], ["-Ex"], ["-Wx"], ["--x"], ["-h"], ["-e", "print(1)", "-z"]] {
+            let ours = try Self.run(CLI.binary, args, stdin: nil, env: [:], dir: dir)
+            let theirs = try Self.run(Self.lua, args, stdin: nil, env: [:], dir: dir)
+            XCTAssertEqual(ours.stdout, theirs.stdout, "\(args)")
+            XCTAssertEqual(ours.status, theirs.status, "\(args)")
+            XCTAssertTrue(ours.stderr.hasPrefix(theirs.stderr), "\(args): lua's lines first\n\(ours.stderr)\n---\n\(theirs.stderr)")
+            for name in ["--trace FILE", "--sandbox", "--memory-limit SIZE", "--time-limit SECONDS", "--help",
+                         "PROG run script", "PROG scenarios list", "PROG scenarios run", "PROG scenarios exec", "PROG trace view"] {
+                XCTAssertTrue(ours.stderr.contains(name), "\(args): \(name) named in\n\(ours.stderr)")
+            }
         }
     }
 

@@ -9,6 +9,8 @@ final class REPLTests: XCTestCase {
     final class Terminal {
         let master: Int32
         let process = Process()
+        /// The terminal's settings before the program started (as `stty -a` shows them).
+        private(set) var initial = termios()
 
         init(_ exe: URL, _ args: [String] = []) throws {
             // posix_openpt by hand (Glibc's module does not export it): unlock, then find the number.
@@ -19,6 +21,7 @@ final class REPLTests: XCTestCase {
                 throw NSError(domain: "pty", code: 1)
             }
             let slave = open("/dev/pts/\(number)", O_RDWR | O_NOCTTY)
+            tcgetattr(slave, &initial)
             let h = FileHandle(fileDescriptor: slave, closeOnDealloc: false)
             process.executableURL = exe
             process.arguments = args

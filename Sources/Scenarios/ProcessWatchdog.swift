@@ -6,7 +6,7 @@
 /// `fd` (after what the program printed, unless a stuck thread holds standard output), then
 /// `_exit(status)`. A thread of its own, since the limit must hold even when every Dispatch
 /// worker is stuck, or the runtime's end waits behind code no hook reaches.
-final class ProcessWatchdog: @unchecked Sendable {
+public final class ProcessWatchdog: @unchecked Sendable {
     private let limit: Double
     private let fd: Int32
     private let status: Int32
@@ -15,7 +15,7 @@ final class ProcessWatchdog: @unchecked Sendable {
     private var wake = pthread_cond_t()
     private var cancelled = false
 
-    init(limit: Double, fd: Int32, status: Int32, report: @escaping @Sendable () -> String) {
+    public init(limit: Double, fd: Int32, status: Int32, report: @escaping @Sendable () -> String) {
         self.limit = limit
         self.fd = fd
         self.status = status
@@ -34,7 +34,7 @@ final class ProcessWatchdog: @unchecked Sendable {
         if started == 0 { pthread_detach(thread) }
     }
 
-    func cancel() {
+    public func cancel() {
         pthread_mutex_lock(&lock)
         cancelled = true
         pthread_cond_signal(&wake)

@@ -3,9 +3,9 @@ import Glibc
 #endif
 
 /// `luadispatch scenarios list | run ...`: the bundled tutorial scenarios.
-enum ScenariosCommand {
+public enum ScenariosCommand {
     /// Runs the subcommand with the arguments that follow `scenarios`; returns the exit status.
-    static func main(_ arguments: [String], programName: String = "luadispatch") -> Int32 {
+    public static func main(_ arguments: [String], programName: String = "luadispatch") -> Int32 {
         let options: ScenarioOptions
         do {
             options = try ScenarioOptions.parse(arguments)
