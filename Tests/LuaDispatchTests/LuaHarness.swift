@@ -117,3 +117,7 @@ enum TestRuntimes {
         for rt in runtimes where rt.running.load(ordering: .acquiring) == 0 { rt.close() }
     }
 }
+
+/// Whether this process runs under AddressSanitizer, whose quarantine keeps freed memory
+/// resident (so resident-memory bounds hold only for the plain build).
+let underAddressSanitizer: Bool = dlsym(dlopen(nil, RTLD_NOW), "__asan_init") != nil

@@ -162,7 +162,11 @@ final class LimitsTests: XCTestCase {
         XCTAssertEqual(kinds[.timeLimit], 60)
         XCTAssertEqual(kinds[.memoryLimit], 40)
         XCTAssertEqual(try rt.run(string: "local s = 0 for i = 1, 100 do s = s + i end return s"), [.integer(5050)])
-        XCTAssertLessThan(rss.last! - rss.first!, 24 << 20, "resident memory across the loop: \(rss)")
+        // Under AddressSanitizer freed memory stays resident in its quarantine (256 MiB), so the
+        // bound holds for the plain build only; ASan checks for leaks itself there.
+        if !underAddressSanitizer {
+            XCTAssertLessThan(rss.last! - rss.first!, 24 << 20, "resident memory across the loop: \(rss)")
+        }
     }
 
     static func residentBytes() -> Int {

@@ -21,9 +21,11 @@ final class BlockRecordTests: XCTestCase {
     }
 
     func testRecordsAreReusedOnceTheirBlocksStart() {
-        // Each round submits 2,000 blocks while holding the interpreter (none can start), then
-        // waits for them: the second and third rounds must reuse the first round's records.
+        // Each round submits 2,000 blocks while holding the interpreter (none can start: the
+        // script does not switch, whatever LUADISPATCH_SWITCH_INTERVAL says), then waits for
+        // them: the second and third rounds must reuse the first round's records.
         let run = runLua("""
+            dispatch.switch_interval(0)
             local q, n = dispatch.queue("records"), 0
             local g = dispatch.group()
             for round = 1, 3 do
