@@ -45,7 +45,7 @@ final class EmbedDocsTests: XCTestCase {
             light
             ["mono"]
             [80, 443]
-            servers[2].port: integer expected, got string
+            servers[2].port: number expected, got string
             2
 
             """)

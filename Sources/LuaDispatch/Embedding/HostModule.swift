@@ -46,7 +46,7 @@ public struct HostModule {
 
     /// A typed function: each parameter is one Lua argument, converted (a missing or nil
     /// argument is nil for an optional parameter; extra arguments are ignored, as Lua's own
-    /// functions ignore them); a wrong one raises `bad argument #2 to 'name' (integer expected,
+    /// functions ignore them); a wrong one raises `bad argument #2 to 'name' (number expected,
     /// got string)`. The result is one Lua value.
     public mutating func function<each A: LuaConvertible, R: LuaConvertible>(
         _ name: String, _ body: @escaping @Sendable (repeat each A) throws -> R

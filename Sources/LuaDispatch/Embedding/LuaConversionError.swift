@@ -1,7 +1,7 @@
 /// Why a value could not cross between Lua and Swift, and where in the value: `path` is written
 /// as in Lua (`servers[2].port`, indexes from 1), empty for the value itself.
 public struct LuaConversionError: Error, CustomStringConvertible, Sendable {
-    /// What is wrong, in Lua's words: `integer expected, got string`.
+    /// What is wrong, in Lua's words: `number expected, got string`.
     public let message: String
     /// Where: `servers[2].port`; empty when it is the value itself.
     public let path: String
@@ -11,7 +11,7 @@ public struct LuaConversionError: Error, CustomStringConvertible, Sendable {
         self.path = path
     }
 
-    /// `servers[2].port: integer expected, got string`, or the message alone.
+    /// `servers[2].port: number expected, got string`, or the message alone.
     public var description: String { path.isEmpty ? message : "\(path): \(message)" }
 
     /// `expected` expected, got `got` (Lua's wording for a wrong type).

@@ -77,7 +77,8 @@ extension Int: LuaConvertible {
         let v = lua_tointegerx(slot.L, slot.index, &ok)
         if ok != 0 && lua_type(slot.L, slot.index) == LUA_TNUMBER { return Int(v) }
         if lua_type(slot.L, slot.index) == LUA_TNUMBER { throw LuaConversionError("number has no integer representation") }
-        throw slot.mismatch("integer")
+        // Lua's own word for an integer parameter of the wrong type (luaL_checkinteger).
+        throw slot.mismatch("number")
     }
     public func push(to stack: LuaStack) throws(LuaConversionError) { lua_pushinteger(stack.L, lua_Integer(self)) }
 }
