@@ -5,6 +5,9 @@ public struct LuaConversionError: Error, CustomStringConvertible, Sendable {
     public let message: String
     /// Where: `servers[2].port`; empty when it is the value itself.
     public let path: String
+    /// For an element of a trailing `LuaVariadic` parameter: how many arguments after the
+    /// parameter's own position it is (its `bad argument #n` counts from there).
+    var argumentOffset: Int32 = 0
 
     public init(_ message: String, path: String = "") {
         self.message = message
