@@ -17,8 +17,8 @@ extension Runtime {
     /// `mainQueueSyncEnded`.
     @inline(__always) func mainQueueSyncBegins(_ q: QueueObject) -> Bool {
         guard q.runsOnMainQueue else { return false }
+        q.queued.wrappingAdd(1, ordering: .relaxed)   // first: whoever sees the work sees where it is
         workAdded()
-        q.queued.wrappingAdd(1, ordering: .relaxed)
         return true
     }
 
