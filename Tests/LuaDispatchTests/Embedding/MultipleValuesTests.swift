@@ -80,6 +80,22 @@ final class MultipleValuesTests: XCTestCase {
         XCTAssertEqual(try f.call(1, returning: Int.self), 1)   // one type: the first result, as before
     }
 
+    final class Point: LuaUserData {
+        let x: Int, y: Int
+        init(_ x: Int, _ y: Int) { (self.x, self.y) = (x, y) }
+        static let luaType = LuaType<Point>("Point") { t in
+            t.method("coordinates") { (p: Point) -> (Int, Int) in (p.x, p.y) }
+            t.method("shifted") { (p: Point, by: LuaVariadic<Int>) -> LuaVariadic<Int> in LuaVariadic(by.map { $0 + p.x }) }
+        }
+    }
+
+    func testMethodsReturnSeveralResults() throws {
+        let rt = TestRuntimes.make()
+        defer { rt.close() }
+        rt.register(globals: { $0.value("p", Point(3, 4)) })
+        XCTAssertEqual(try rt.run(string: "local x, y = p:coordinates(); return x, y, p:shifted(1, 2)"), [3, 4, 4, 5])
+    }
+
     func testGlobalFunctionsInOneStep() throws {
         let rt = TestRuntimes.make()
         defer { rt.close() }
