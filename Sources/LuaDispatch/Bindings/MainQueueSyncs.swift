@@ -9,7 +9,11 @@ import CLuaShim
 extension QueueObject {
     /// Whether this queue's blocks run on the main thread: it is the main queue, or targets it.
     /// Reads `target`: lock held.
-    var runsOnMainQueue: Bool { chain.contains { $0.kind == .main } }
+    var runsOnMainQueue: Bool {
+        if kind == .main { return true }
+        guard target != nil else { return false }   // the common case: no walk on every sync
+        return chain.contains { $0.kind == .main }
+    }
 }
 
 extension Runtime {
