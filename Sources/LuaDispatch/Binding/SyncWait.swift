@@ -20,6 +20,8 @@ struct SyncWait: Waitable {
     let barrier: Bool
     /// The thread the function runs on, from `begin` on.
     private var T: OpaquePointer?
+    /// Whether the queue runs on the main thread (`MainQueueSyncs.swift`), from `begin` on.
+    private var onMain = false
 
     init(runtime: Unmanaged<Runtime>, L: OpaquePointer, queue: Unmanaged<QueueObject>, function: Int32, barrier: Bool) {
         self.rt = runtime
@@ -39,12 +41,15 @@ struct SyncWait: Waitable {
         lua_pushvalue(L, function)
         lua_xmove(L, T, 1)
         self.T = T
+        onMain = q._withUnsafeGuaranteedRef { $0.runsOnMainQueue }
     }
 
     @inline(__always) func block(_ timeout: Deadline) -> Bool {
+        let counted = onMain && runtime.mainQueueSyncBegins(queue)
+        defer { runtime.mainQueueSyncEnded(counted) }
         if let raw = q._withUnsafeGuaranteedRef({ $0.rawQueue }) {
             // dispatch_sync_f with a context on this stack: no block object, no reference counts.
-            var context = (runtime: rt, T: T!, frameQueue: q.toOpaque(), barrier: Int32(barrier ? 1 : 0))
+            var context = (runtime: rt, T: T!, frameQueue: q.toOpaque(), barrier: Int32(barrier ? 1 : 0), counted: counted)
             withUnsafeMutablePointer(to: &context) { ld_sync_f(raw, barrier ? 1 : 0, $0, Self.runContext) }
             return true
         }
@@ -52,9 +57,9 @@ struct SyncWait: Waitable {
         // Closure literals passed straight to the plain `sync` forms stay on the stack; the
         // generic and flags-taking forms, or a stored closure, would allocate per call.
         if barrier {
-            queue.queue.sync(flags: .barrier) { Self.run(rt, T, frameQueue, 1) }
+            queue.queue.sync(flags: .barrier) { Self.run(rt, T, frameQueue, 1, counted) }
         } else {
-            queue.queue.sync { Self.run(rt, T, frameQueue, 0) }
+            queue.queue.sync { Self.run(rt, T, frameQueue, 0, counted) }
         }
         return true
     }
@@ -79,18 +84,21 @@ struct SyncWait: Waitable {
         }
     }
 
-    private typealias Context = (runtime: Unmanaged<Runtime>, T: OpaquePointer, frameQueue: UnsafeMutableRawPointer, barrier: Int32)
+    private typealias Context = (runtime: Unmanaged<Runtime>, T: OpaquePointer, frameQueue: UnsafeMutableRawPointer, barrier: Int32,
+                                 counted: Bool)
 
     private static let runContext: ld_work_fn = { context in
         let c = context!.assumingMemoryBound(to: Context.self).pointee
-        c.runtime._withUnsafeGuaranteedRef { run($0, c.T, c.frameQueue, c.barrier) }
+        c.runtime._withUnsafeGuaranteedRef { run($0, c.T, c.frameQueue, c.barrier, c.counted) }
     }
 
     /// The body of a blocking sync: runs the function on `T`, then pushes whether it succeeded.
-    private static func run(_ rt: Runtime, _ T: OpaquePointer, _ frameQueue: UnsafeMutableRawPointer, _ frameBarrier: Int32) {
+    private static func run(_ rt: Runtime, _ T: OpaquePointer, _ frameQueue: UnsafeMutableRawPointer, _ frameBarrier: Int32,
+                            _ counted: Bool) {
         _ = ld_frame_push(frameQueue, frameBarrier)
         let requested = rt.traceClock()
         rt.acquire()
+        if counted { rt.mainQueueSyncStarts(Unmanaged<QueueObject>.fromOpaque(frameQueue).takeUnretainedValue()) }
         let traced = rt.traceBegin(T, requested, Unmanaged<QueueObject>.fromOpaque(frameQueue).takeUnretainedValue().label, .sync)
         let ok = ld_pcall(T, 0, ld_multret(), 0) == LUA_OK
         rt.traceEnd(traced)
@@ -139,18 +147,37 @@ struct SyncItemWait: Waitable {
     let queue: QueueObject
     let item: WorkItemObject
     let barrier: Bool
+    let runtime: Runtime
+    /// Whether the queue runs on the main thread (`MainQueueSyncs.swift`), from `begin` on.
+    private var onMain = false
+
+    init(queue: QueueObject, item: WorkItemObject, barrier: Bool, runtime: Runtime) {
+        self.queue = queue
+        self.item = item
+        self.barrier = barrier
+        self.runtime = runtime
+    }
 
     var kind: String { "sync" }
     static var blocksNatively: Bool { true }
     static var canPark: Bool { false }
     func blockingRefusal() -> String? { queue.syncDeadlock(barrier: barrier) }
+    mutating func begin() throws(LuaError) { onMain = queue.runsOnMainQueue }
 
     private var flags: DispatchWorkItemFlags { barrier ? item.flags.union(.barrier) : item.flags }
 
     func block(_ timeout: Deadline) -> Bool {
-        let frameQueue = Unmanaged.passUnretained(queue).toOpaque(), item = item
+        let frameQueue = Unmanaged.passUnretained(queue).toOpaque(), item = item, q = queue
         let frameBarrier: Int32 = flags.contains(.barrier) ? 1 : 0
+        let rt = runtime
+        let counted = onMain && rt.mainQueueSyncBegins(queue)
+        defer { rt.mainQueueSyncEnded(counted) }
         queue.queue.sync(flags: flags) {
+            if counted {
+                rt.acquire()
+                rt.mainQueueSyncStarts(q)
+                rt.release()
+            }
             _ = ld_frame_push(frameQueue, frameBarrier)
             item.run()
             ld_frame_pop()

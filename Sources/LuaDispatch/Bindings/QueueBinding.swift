@@ -246,7 +246,7 @@ enum QueueBinding {
         guard let item: WorkItemObject = a.optionalObject(i, .workItem) else {
             throw a.typeError(i, "function or dispatch.work_item")
         }
-        return try a.runtime.wait(a, SyncItemWait(queue: q, item: item, barrier: barrier))
+        return try a.runtime.wait(a, SyncItemWait(queue: q, item: item, barrier: barrier, runtime: a.runtime))
     }
 
     /// `dispatch.concurrent_perform(n, fn)`: iterations take turns on the interpreter.

@@ -41,7 +41,7 @@ public final class Runtime: @unchecked Sendable {
     /// The host's limits (`Embedding/Limits.swift`; enforced in `Termination.swift`), and the
     /// memory limit's count of bytes, which every Lua state of the interpreter and the bytes it
     /// holds for scripts charge.
-    let limits: Limits
+    public let limits: Limits
     let budget: OpaquePointer?
     /// `LuaScriptError.Kind` of the end in progress (0: none), and of the last one.
     let termination = Atomic<Int>(0)

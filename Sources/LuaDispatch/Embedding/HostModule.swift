@@ -46,10 +46,18 @@ public struct HostModule {
 
     /// A typed function: each parameter is one Lua argument, converted (a missing or nil
     /// argument is nil for an optional parameter; extra arguments are ignored, as Lua's own
-    /// functions ignore them); a wrong one raises `bad argument #2 to 'name' (integer expected,
+    /// functions ignore them); a wrong one raises `bad argument #2 to 'name' (number expected,
     /// got string)`. The result is one Lua value.
     public mutating func function<each A: LuaConvertible, R: LuaConvertible>(
         _ name: String, _ body: @escaping @Sendable (repeat each A) throws -> R
+    ) {
+        entries.append((name, .function(.typed(name, body))))
+    }
+
+    /// A typed function returning several results: each value of the tuple it returns is one
+    /// Lua result (`-> (String, Int)` returns two, as Lua's `return s, n`).
+    public mutating func function<each A: LuaConvertible, each R: LuaConvertible>(
+        _ name: String, _ body: @escaping @Sendable (repeat each A) throws -> (repeat each R)
     ) {
         entries.append((name, .function(.typed(name, body))))
     }
@@ -66,6 +74,13 @@ public struct HostModule {
     /// raises `task cancelled (in 'name')`).
     public mutating func asyncFunction<each A: LuaConvertible & Sendable, R: LuaConvertible & Sendable>(
         _ name: String, _ body: @escaping @Sendable (repeat each A) async throws -> R
+    ) {
+        entries.append((name, .function(.async(name, body))))
+    }
+
+    /// An `async` typed function returning several results (a tuple).
+    public mutating func asyncFunction<each A: LuaConvertible & Sendable, each R: LuaConvertible & Sendable>(
+        _ name: String, _ body: @escaping @Sendable (repeat each A) async throws -> (repeat each R)
     ) {
         entries.append((name, .function(.async(name, body))))
     }
@@ -136,7 +151,7 @@ extension Runtime {
 
     /// Pushes the module's table. A value that cannot be pushed (a Lua value of another
     /// interpreter) is left out and reported to `uncaughtErrorHandler`. Lock held.
-    private func build(_ L: OpaquePointer, _ module: HostModule, name: String) {
+    func build(_ L: OpaquePointer, _ module: HostModule, name: String) {
         lua_createtable(L, 0, Int32(module.entries.count))
         for (key, entry) in module.entries {
             switch entry {

@@ -1,7 +1,7 @@
 /// A `Codable` type used directly as a typed parameter or result (of host functions, methods,
 /// `LuaFunction.call`, `LuaTable.get`): declare the conformance, there is nothing to implement.
 /// It crosses as `LuaEncoder` and `LuaDecoder` convert it; a wrong argument names the path:
-/// `bad argument #1 to 'configure' (servers[2].port: integer expected, got string)`.
+/// `bad argument #1 to 'configure' (servers[2].port: number expected, got string)`.
 public protocol LuaCodable: LuaConvertible, Codable {}
 
 extension LuaCodable {

@@ -1,17 +1,20 @@
 /// Why a value could not cross between Lua and Swift, and where in the value: `path` is written
 /// as in Lua (`servers[2].port`, indexes from 1), empty for the value itself.
 public struct LuaConversionError: Error, CustomStringConvertible, Sendable {
-    /// What is wrong, in Lua's words: `integer expected, got string`.
+    /// What is wrong, in Lua's words: `number expected, got string`.
     public let message: String
     /// Where: `servers[2].port`; empty when it is the value itself.
     public let path: String
+    /// For an element of a trailing `LuaVariadic` parameter: how many arguments after the
+    /// parameter's own position it is (its `bad argument #n` counts from there).
+    var argumentOffset: Int32 = 0
 
     public init(_ message: String, path: String = "") {
         self.message = message
         self.path = path
     }
 
-    /// `servers[2].port: integer expected, got string`, or the message alone.
+    /// `servers[2].port: number expected, got string`, or the message alone.
     public var description: String { path.isEmpty ? message : "\(path): \(message)" }
 
     /// `expected` expected, got `got` (Lua's wording for a wrong type).

@@ -22,10 +22,14 @@ public protocol LuaConvertible: SendableMetatype {
 public struct LuaSlot {
     let L: OpaquePointer
     let index: Int32
+    /// Whether the slot is a host function's argument, followed by the rest of its arguments up
+    /// to the top of the stack (what a trailing `LuaVariadic` parameter takes).
+    let rest: Bool
 
-    init(_ L: OpaquePointer, _ index: Int32) {
+    init(_ L: OpaquePointer, _ index: Int32, rest: Bool = false) {
         self.L = L
         self.index = index
+        self.rest = rest
     }
 
     /// The type's name as Lua's messages print it: `nil`, `number`, `table`, a userdata's
@@ -60,8 +64,14 @@ public struct LuaSlot {
 /// Where a conversion pushes its value. Valid only during the conversion.
 public struct LuaStack {
     let L: OpaquePointer
+    /// Whether the values pushed are a function's results or arguments, where a `LuaVariadic`
+    /// pushes each of its values (elsewhere it is one table).
+    let spreads: Bool
 
-    init(_ L: OpaquePointer) { self.L = L }
+    init(_ L: OpaquePointer, spreads: Bool = false) {
+        self.L = L
+        self.spreads = spreads
+    }
 
     /// Pushes a copy of `value` (a function or object by reference).
     public func push(_ value: LuaValue) throws(LuaConversionError) { try value.push(L) }
@@ -77,7 +87,8 @@ extension Int: LuaConvertible {
         let v = lua_tointegerx(slot.L, slot.index, &ok)
         if ok != 0 && lua_type(slot.L, slot.index) == LUA_TNUMBER { return Int(v) }
         if lua_type(slot.L, slot.index) == LUA_TNUMBER { throw LuaConversionError("number has no integer representation") }
-        throw slot.mismatch("integer")
+        // Lua's own word for an integer parameter of the wrong type (luaL_checkinteger).
+        throw slot.mismatch("number")
     }
     public func push(to stack: LuaStack) throws(LuaConversionError) { lua_pushinteger(stack.L, lua_Integer(self)) }
 }

@@ -2,7 +2,7 @@
 /// argument, a table's field), as Lua sees it: an absent key is nil, a float with an exact
 /// integer value is an integer, an empty table is an empty array or dictionary. A `LuaFunction`,
 /// `LuaValue` or `LuaUserData` field takes the value as it is. Errors are Lua's wording with the
-/// path: `servers[2].port: integer expected, got string`.
+/// path: `servers[2].port: number expected, got string`.
 public struct LuaDecoder: Sendable {
     public var userInfo: [CodingUserInfoKey: any Sendable] = [:]
 
@@ -157,7 +157,7 @@ private struct DecodingNode: Decoder {
                 throw LuaConversionError("number has no integer representation", path: LuaCodingPath.render(codingPath))
             }
             n = i
-        default: throw mismatch("integer")
+        default: throw mismatch("number")
         }
         guard let v = I(exactly: n) else {
             throw LuaConversionError("integer \(n) out of range for \(I.self)", path: LuaCodingPath.render(codingPath))
@@ -175,7 +175,7 @@ private struct KeyedDecoding<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func contains(_ key: Key) -> Bool { values[key.stringValue] != nil }
     func decodeNil(forKey key: Key) throws -> Bool { (values[key.stringValue] ?? .nil) == .nil }
 
-    /// A missing key is nil, as in Lua: decoding it gives `T`'s own error (`integer expected, got nil`).
+    /// A missing key is nil, as in Lua: decoding it gives `T`'s own error (`number expected, got nil`).
     private func child(_ key: Key) -> DecodingNode { node.child(values[key.stringValue] ?? .nil, key) }
 
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try child(key).bool() }

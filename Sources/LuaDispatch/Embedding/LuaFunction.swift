@@ -53,6 +53,29 @@ public struct LuaFunction: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The same, with the first results converted to a tuple's types, one result each (missing
+    /// results are nil): `call(path, returning: (String, Int).self)` for Lua's `return s, n`.
+    public func call<each A: LuaConvertible, each R: LuaConvertible>(_ arguments: repeat each A,
+                                                                   returning _: (repeat each R).Type) throws(LuaScriptError) -> (repeat each R) {
+        let rt = handle.runtime
+        return try rt.withInterpreter { T throws(LuaScriptError) in
+            let count = try push(T, repeat each arguments)
+            var wanted: Int32 = 0
+            for _ in repeat (each R).self { wanted += 1 }
+            try rt.protectedCall(T, count, results: wanted)
+            var index: Int32 = 1
+            return (repeat try Self.result((each R).self, T, &index))
+        }
+    }
+
+    /// Result `index` (advancing it) of a call whose results start at 2.
+    private static func result<R: LuaConvertible>(_: R.Type, _ T: OpaquePointer, _ index: inout Int32) throws(LuaScriptError) -> R {
+        index += 1
+        do { return try R.read(from: LuaSlot(T, index)) } catch {
+            throw LuaScriptError(message: "result #\(index - 1): \(error)")
+        }
+    }
+
     /// Calls with an argument list made at run time.
     @discardableResult
     public func call(arguments: [LuaValue]) throws(LuaScriptError) -> [LuaValue] {
@@ -99,13 +122,14 @@ public struct LuaFunction: Sendable, Hashable, CustomStringConvertible {
         var count: Int32 = 0
         for _ in repeat (each A).self { count += 1 }
         try pushFunction(T, count)
-        let stack = LuaStack(T)
+        let base = lua_gettop(T)
+        let stack = LuaStack(T, spreads: true)   // a LuaVariadic is that many arguments
         var index: Int32 = 0
         for argument in repeat each arguments {
             index += 1
             do { try argument.push(to: stack) } catch { throw LuaScriptError(message: "argument #\(index): \(error)") }
         }
-        return count
+        return lua_gettop(T) - base
     }
 
     private func pushFunction(_ T: OpaquePointer, _ count: Int32) throws(LuaScriptError) {

@@ -82,6 +82,13 @@ public struct LuaTypeDefinition<Object: LuaUserData> {
         methods.append(HostCallable.method(name, body))
     }
 
+    /// `obj:name(...)` returning several results (a tuple).
+    public mutating func method<each A: LuaConvertible, each R: LuaConvertible>(
+        _ name: String, _ body: @escaping @Sendable (Object, repeat each A) throws -> (repeat each R)
+    ) {
+        methods.append(HostCallable.method(name, body))
+    }
+
     /// `obj:name(...)`, returning nothing.
     public mutating func method<each A: LuaConvertible>(_ name: String, _ body: @escaping @Sendable (Object, repeat each A) throws -> Void) {
         methods.append(HostCallable.method(name, body))
@@ -169,6 +176,19 @@ extension HostCallable {
             let result: R
             do { result = try body(object, repeat each arguments) } catch { throw a.failure(error) }
             return try a.result(result)
+        }
+    }
+
+    static func method<Object: LuaUserData, each A: LuaConvertible, each R: LuaConvertible>(
+        _ name: String, _ body: @escaping @Sendable (Object, repeat each A) throws -> (repeat each R)
+    ) -> HostCallable {
+        HostCallable(name) { a throws(LuaError) in
+            var i: Int32 = 0
+            let object = try a.argument(Object.self, &i)
+            let arguments = (repeat try a.argument((each A).self, &i))
+            let results: (repeat each R)
+            do { results = try body(object, repeat each arguments) } catch { throw a.failure(error) }
+            return try a.results(repeat each results)
         }
     }
 

@@ -1,5 +1,7 @@
 // Running scripts and the work they leave, from a host thread: run, call, wait for idle,
 // close. Each is a thin entry into the core's machinery (`Core/`).
+import CLuaShim
+
 extension Runtime {
     /// Runs a Lua file on the calling thread, with `arg` and `...` set as the `lua` command sets
     /// them, and returns the chunk's results. Blocks it submits go on running after it returns;
@@ -8,7 +10,8 @@ extension Runtime {
     /// of the interpreter is ended and the error's kind is `.timeLimit` (see `Limits.swift`).
     @discardableResult
     public func run(file path: String, arguments: [String] = [], timeLimit: Double? = nil) throws(LuaScriptError) -> [LuaValue] {
-        try runChunk(file: path, arguments: arguments, timeLimit: timeLimit)
+        try refuseInsideLua("run(file:)")
+        return try runChunk(file: path, arguments: arguments, timeLimit: timeLimit)
     }
 
     /// Runs a string of Lua code on the calling thread; see `run(file:arguments:)`.
@@ -16,7 +19,8 @@ extension Runtime {
     @discardableResult
     public func run(string code: String, name: String = "=(command line)", arguments: [String] = [],
                     timeLimit: Double? = nil) throws(LuaScriptError) -> [LuaValue] {
-        try runChunk(string: code, name: name, arguments: arguments, timeLimit: timeLimit)
+        try refuseInsideLua("run(string:)")
+        return try runChunk(string: code, name: name, arguments: arguments, timeLimit: timeLimit)
     }
 
     /// Calls the global function `name` with `arguments` on the calling thread and returns its
@@ -42,13 +46,22 @@ extension Runtime {
     /// `dispatchMain()` is not used: it never returns and moves main-queue blocks to a worker.
     /// Neither is Foundation's run loop (loading Foundation would triple start-up time): the
     /// main thread polls the main queue's eventfd and drains it, as that run loop does.
-    public func runUntilIdle() { serviceMainQueueUntilIdle() }
+    /// Called from inside Lua (a host function), where it would wait for itself, it returns at once.
+    public func runUntilIdle() {
+        guard !isInsideLua else { return }
+        serviceMainQueueUntilIdle()
+    }
 
     /// Blocks the calling thread until no work is outstanding, or until `timeout` seconds pass
     /// (returns false then). For hosts that do not run the main queue on this thread; a host
     /// that does should call `runUntilIdle()` instead, since main-queue blocks count as work.
+    /// Called from inside Lua (a host function), where it would wait for itself, it returns false
+    /// at once.
     @discardableResult
-    public func waitUntilIdle(timeout: Double? = nil) -> Bool { waitForIdle(timeout: timeout) }
+    public func waitUntilIdle(timeout: Double? = nil) -> Bool {
+        guard !isInsideLua else { return false }
+        return waitForIdle(timeout: timeout)
+    }
 
     /// Outstanding work: blocks, notifies, sources, I/O. Zero means idle.
     public var pendingWork: Int { outstandingUnits }
@@ -69,4 +82,17 @@ extension Runtime {
     /// inactive, and closes the Lua state (running every `__gc`). Idempotent. Call it from
     /// outside Lua (not from a host function or a block).
     public func close() { closeInterpreter() }
+
+    /// Whether the calling thread holds this interpreter: it is inside a host function, a
+    /// method or a conversion called by Lua code.
+    var isInsideLua: Bool { ld_lock_held() == lock }
+
+    /// Running a chunk needs the interpreter, which the calling thread holds already when it is
+    /// inside a host function: waiting for it would wait for ever.
+    private func refuseInsideLua(_ what: String) throws(LuaScriptError) {
+        guard !isInsideLua else {
+            throw LuaScriptError(message: "\(what): the calling thread is already running Lua (inside a host function, "
+                                 + "compile with load(_:) and call the function)")
+        }
+    }
 }

@@ -39,31 +39,31 @@ extension Runtime {
     /// A Swift function as a Lua function, to store in a table, pass to a callback or return
     /// (see `HostModule.function` for the conversions). `name` is its name in messages.
     public func makeFunction(_ name: String, _ body: @escaping HostFunction) throws(LuaScriptError) -> LuaFunction {
-        try makeFunction(.untyped(name, body))
+        try makeFunction(callable: .untyped(name, body))
     }
 
     /// A typed Swift function as a Lua function.
     public func makeFunction<each A: LuaConvertible, R: LuaConvertible>(
         _ name: String, _ body: @escaping @Sendable (repeat each A) throws -> R
     ) throws(LuaScriptError) -> LuaFunction {
-        try makeFunction(.typed(name, body))
+        try makeFunction(callable: .typed(name, body))
     }
 
     /// A typed Swift function returning nothing, as a Lua function.
     public func makeFunction<each A: LuaConvertible>(
         _ name: String, _ body: @escaping @Sendable (repeat each A) throws -> Void
     ) throws(LuaScriptError) -> LuaFunction {
-        try makeFunction(.typed(name, body))
+        try makeFunction(callable: .typed(name, body))
     }
 
     /// An async Swift function as a Lua function (see `HostModule.asyncFunction`).
     public func makeAsyncFunction<each A: LuaConvertible & Sendable, R: LuaConvertible & Sendable>(
         _ name: String, _ body: @escaping @Sendable (repeat each A) async throws -> R
     ) throws(LuaScriptError) -> LuaFunction {
-        try makeFunction(.async(name, body))
+        try makeFunction(callable: .async(name, body))
     }
 
-    private func makeFunction(_ callable: HostCallable) throws(LuaScriptError) -> LuaFunction {
+    func makeFunction(callable: HostCallable) throws(LuaScriptError) -> LuaFunction {
         try withInterpreter { T throws(LuaScriptError) in
             HostCalls.push(T, callable)
             return LuaFunction(T, -1, self)

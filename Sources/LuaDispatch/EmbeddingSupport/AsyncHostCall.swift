@@ -98,6 +98,22 @@ extension HostCallable {
         }
     }
 
+    static func async<each A: LuaConvertible & Sendable, each R: LuaConvertible & Sendable>(
+        _ name: String, _ body: @escaping @Sendable (repeat each A) async throws -> (repeat each R)
+    ) -> HostCallable {
+        HostCallable(name) { a throws(LuaError) in
+            var i: Int32 = 0
+            let arguments = (repeat try a.argument((each A).self, &i))
+            let call = AsyncHostCall {
+                do {
+                    let results = try await body(repeat each arguments)
+                    return .value(pushing(repeat each results))
+                } catch { return .failure(error) }
+            }
+            return try a.runtime.wait(a, AsyncHostWait(call: call))
+        }
+    }
+
     static func async<each A: LuaConvertible & Sendable>(
         _ name: String, _ body: @escaping @Sendable (repeat each A) async throws -> Void
     ) -> HostCallable {
@@ -132,7 +148,21 @@ extension HostCallable {
 /// Pushes `value` as one result.
 private func pushing<R: LuaConvertible & Sendable>(_ value: R) -> @Sendable (LuaStack) throws(LuaConversionError) -> Int32 {
     { stack throws(LuaConversionError) in
-        try value.push(to: stack)
-        return 1
+        let top = lua_gettop(stack.L)
+        try value.push(to: LuaStack(stack.L, spreads: true))   // a LuaVariadic: each value
+        return lua_gettop(stack.L) - top
+    }
+}
+
+/// Pushes a tuple's values as that many results.
+private func pushing<each R: LuaConvertible & Sendable>(_ values: repeat each R) -> @Sendable (LuaStack) throws(LuaConversionError) -> Int32 {
+    let values = (repeat each values)
+    return { stack throws(LuaConversionError) in
+        let top = lua_gettop(stack.L), spreading = LuaStack(stack.L, spreads: true)
+        for value in repeat each values {
+            guard lua_checkstack(stack.L, 2) != 0 else { throw LuaConversionError("too many results") }
+            try value.push(to: spreading)
+        }
+        return lua_gettop(stack.L) - top
     }
 }

@@ -59,14 +59,31 @@ extension Args {
     @inline(__always)
     func argument<T: LuaConvertible>(_: T.Type, _ i: inout Int32) throws(LuaError) -> T {
         i += 1
-        do { return try T.read(from: LuaSlot(L, i)) } catch { throw .message("bad argument #\(i) to '\(name)' (\(error))") }
+        do { return try T.read(from: LuaSlot(L, i, rest: true)) } catch {
+            throw .message("bad argument #\(i + error.argumentOffset) to '\(name)' (\(error))")
+        }
     }
 
-    /// Pushes one result.
+    /// Pushes one result (a `LuaVariadic` pushes each of its values); returns how many.
     @inline(__always)
     func result<R: LuaConvertible>(_ value: R) throws(LuaError) -> Int32 {
-        do { try value.push(to: LuaStack(L)) } catch { throw .message("\(name): result: \(error)") }
-        return 1
+        let top = lua_gettop(L)
+        do { try value.push(to: LuaStack(L, spreads: true)) } catch { throw .message("\(name): result: \(error)") }
+        return lua_gettop(L) - top
+    }
+
+    /// Pushes a tuple's values, in order, as that many results; returns how many.
+    func results<each R: LuaConvertible>(_ values: repeat each R) throws(LuaError) -> Int32 {
+        var count: Int32 = 0
+        for _ in repeat (each R).self { count += 1 }
+        guard lua_checkstack(L, count + 1) != 0 else { throw .message("\(name): too many results") }
+        let top = lua_gettop(L), stack = LuaStack(L, spreads: true)
+        var index: Int32 = 0
+        for value in repeat each values {
+            index += 1
+            do { try value.push(to: stack) } catch { throw .message("\(name): result #\(index): \(error)") }
+        }
+        return lua_gettop(L) - top
     }
 
     /// The Lua error for an error a host function threw: the function's name and the error's
@@ -119,6 +136,19 @@ extension HostCallable {
             let result: R
             do { result = try body(repeat each arguments) } catch { throw a.failure(error) }
             return try a.result(result)
+        }
+    }
+
+    /// Several results: a tuple's values are that many Lua results.
+    static func typed<each A: LuaConvertible, each R: LuaConvertible>(
+        _ name: String, _ body: @escaping @Sendable (repeat each A) throws -> (repeat each R)
+    ) -> HostCallable {
+        HostCallable(name) { a throws(LuaError) in
+            var i: Int32 = 0
+            let arguments = (repeat try a.argument((each A).self, &i))
+            let results: (repeat each R)
+            do { results = try body(repeat each arguments) } catch { throw a.failure(error) }
+            return try a.results(repeat each results)
         }
     }
 

@@ -14,10 +14,12 @@ public enum RunMode: String, Sendable, CaseIterable {
 
 extension Runtime {
     /// Services the main queue on the calling thread, which must be the process's main thread
-    /// and must not hold the interpreter; returns whether work is left.
+    /// and must not hold the interpreter (from inside a host function it returns at once);
+    /// returns whether work is left.
     @discardableResult
     public func run(_ mode: RunMode) -> Bool {
-        serve(mode, stop: { false })
+        guard !isInsideLua else { return pendingWork > 0 }
+        return serve(mode, stop: { false })
     }
 
     /// `stop` is polled between passes (every 50 ms at most): true ends the run early.

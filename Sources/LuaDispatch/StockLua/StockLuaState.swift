@@ -85,7 +85,7 @@ extension Runtime {
     /// `luaopen_dispatch`: attaches a runtime to `state` (once per state) and pushes the
     /// `dispatch` module. Call it from the thread that runs the state's Lua code, which should
     /// be the process's main thread (where `dispatch.run` services the main queue).
-    public static func openModule(_ state: OpaquePointer) -> Int32 {
+    package static func openModule(_ state: OpaquePointer) -> Int32 {
         if StockLuaState.attached(state) {
             StockLuaState.pushModule(state)
             return 1

@@ -12,7 +12,7 @@ final class EmbedDocsTests: XCTestCase {
     func testTheGuidesExamplesAreTheFixturesFiles() throws {
         let guide = try String(contentsOf: CLI.packageRoot.appendingPathComponent("docs/embedding.md"), encoding: .utf8)
         let parts = guide.components(separatedBy: "<!-- example: ").dropFirst()
-        XCTAssertGreaterThanOrEqual(parts.count, 7)
+        XCTAssertGreaterThanOrEqual(parts.count, 10)
         for part in parts {
             let name = String(part.prefix { $0 != " " })
             guard let start = part.range(of: "```swift\n"), let end = part.range(of: "\n```", range: start.upperBound..<part.endIndex) else {
@@ -45,8 +45,16 @@ final class EmbedDocsTests: XCTestCase {
             light
             ["mono"]
             [80, 443]
-            servers[2].port: integer expected, got string
+            servers[2].port: number expected, got string
             2
+            [21.5, "bad argument #1 to 'warmer' (temperature expected, got string)"]
+            [3, 2, "total: 6.5", 3, "bad argument #3 to 'sum' (number expected, got string)"]
+            [3, 9, 3]
+            3 9
+            1
+            dark
+            ["main thread: true"]
+            0
 
             """)
     }

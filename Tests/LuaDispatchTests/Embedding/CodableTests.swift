@@ -83,8 +83,8 @@ final class CodableTests: XCTestCase {
         }
         let base = "name = 'n', mode = 'fast', tags = {}, target = {none = {}}, small = 1, nested = {}"
         XCTAssertEqual(error("{\(base), servers = {{host = 'a', port = 1, weight = 1}, {host = 'b', port = '8080', weight = 1}}}"),
-                       "servers[2].port: integer expected, got string")
-        XCTAssertEqual(error("{\(base), servers = {{host = 'a', weight = 1}}}"), "servers[1].port: integer expected, got nil")
+                       "servers[2].port: number expected, got string")
+        XCTAssertEqual(error("{\(base), servers = {{host = 'a', weight = 1}}}"), "servers[1].port: number expected, got nil")
         XCTAssertEqual(error("{\(base), servers = {{host = 'a', port = 1.5, weight = 1}}}"),
                        "servers[1].port: number has no integer representation")
         XCTAssertEqual(error("{\(base), servers = {{host = 'a', port = 1, weight = 'w'}}}"), "servers[1].weight: number expected, got string")
@@ -94,13 +94,13 @@ final class CodableTests: XCTestCase {
         XCTAssertEqual(error("{\(base), servers = 'none'}"), "servers: table expected, got string")
         XCTAssertEqual(error("{\(base), servers = {'x'}}"), "servers[1]: table expected, got string")
         XCTAssertEqual(error("{name = 'n', mode = 'fast', servers = {}, tags = {t = {1, 'x'}}, target = {none = {}}, small = 1, nested = {}}"),
-                       "tags.t[2]: integer expected, got string")
+                       "tags.t[2]: number expected, got string")
         XCTAssertEqual(error("{name = 'n', mode = 'slow', servers = {}, tags = {}, target = {none = {}}, small = 1, nested = {}}"),
                        "mode: Cannot initialize Mode from invalid String value slow")
         XCTAssertEqual(error("{name = 'n', mode = 'fast', servers = {}, tags = {}, target = {none = {}}, small = 256, nested = {}}"),
                        "small: integer 256 out of range for UInt8")
         XCTAssertEqual(error("{name = 'n', mode = 'fast', servers = {}, tags = {}, target = {none = {}}, small = 1, nested = {{1, 'x'}}}"),
-                       "nested[1][2]: integer expected, got string")
+                       "nested[1][2]: number expected, got string")
         XCTAssertEqual(error("42"), "table expected, got number")
         XCTAssertEqual(error("{\(base), servers = {}, limits = {['max conn'] = 'x'}}"), "limits[\"max conn\"]: number expected, got string")
     }
@@ -118,7 +118,7 @@ final class CodableTests: XCTestCase {
             local h = require('host'); local c = h.sample(); c.servers[2].port = 'x'
             return select(2, pcall(h.servers, c))
             """)
-        XCTAssertEqual(message, ["bad argument #1 to 'servers' (servers[2].port: integer expected, got string)"])
+        XCTAssertEqual(message, ["bad argument #1 to 'servers' (servers[2].port: number expected, got string)"])
     }
 
     /// Lua functions and values Lua holds by reference stay themselves through the coders.

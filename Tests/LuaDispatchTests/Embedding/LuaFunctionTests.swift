@@ -25,7 +25,7 @@ final class LuaFunctionTests: XCTestCase {
         XCTAssertEqual(try f.call("y", 2, [Int](), returning: String.self), "y20")
         XCTAssertEqual(try f.call(arguments: ["z", 3, .array([])]), ["z30", 0])
         XCTAssertThrowsError(try f.call("y", 2, [Int](), returning: Int.self)) { e in
-            XCTAssertEqual((e as? LuaScriptError)?.message, "result #1: integer expected, got string")
+            XCTAssertEqual((e as? LuaScriptError)?.message, "result #1: number expected, got string")
         }
         let g = try rt.load("return nil")
         XCTAssertNil(try g.call(returning: Int?.self))

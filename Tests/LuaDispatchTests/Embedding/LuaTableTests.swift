@@ -60,14 +60,14 @@ final class LuaTableTests: XCTestCase {
         try rt.run(string: "config = {port = 'eighty', servers = {{port = 80}, {port = 'x'}}}")
         let config = try rt.globals.get("config", as: LuaTable.self)
         XCTAssertThrowsError(try config.get("port", as: Int.self)) { e in
-            XCTAssertEqual((e as? LuaScriptError)?.message, "port: integer expected, got string")
+            XCTAssertEqual((e as? LuaScriptError)?.message, "port: number expected, got string")
         }
         XCTAssertThrowsError(try config.get("servers", as: [[String: Int]].self)) { e in
-            XCTAssertEqual((e as? LuaScriptError)?.message, "servers[2].port: integer expected, got string")
+            XCTAssertEqual((e as? LuaScriptError)?.message, "servers[2].port: number expected, got string")
         }
         let servers = try config.get("servers", as: LuaTable.self)
         XCTAssertThrowsError(try servers.get(2, as: [String: Int].self)) { e in
-            XCTAssertEqual((e as? LuaScriptError)?.message, "[2].port: integer expected, got string")
+            XCTAssertEqual((e as? LuaScriptError)?.message, "[2].port: number expected, got string")
         }
     }
 

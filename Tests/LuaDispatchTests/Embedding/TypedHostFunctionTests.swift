@@ -66,19 +66,19 @@ final class TypedHostFunctionTests: XCTestCase {
         }
         defer { rt.close() }
         let cases: [(String, String)] = [
-            ("host.int, 'x'", "bad argument #1 to 'int' (integer expected, got string)"),
+            ("host.int, 'x'", "bad argument #1 to 'int' (number expected, got string)"),
             ("host.int, 1.5", "bad argument #1 to 'int' (number has no integer representation)"),
-            ("host.int", "bad argument #1 to 'int' (integer expected, got no value)"),
-            ("host.int, nil", "bad argument #1 to 'int' (integer expected, got nil)"),
+            ("host.int", "bad argument #1 to 'int' (number expected, got no value)"),
+            ("host.int, nil", "bad argument #1 to 'int' (number expected, got nil)"),
             ("host.int32, 2^40", "bad argument #1 to 'int32' (integer 1099511627776 out of range for Int32)"),
             ("host.double, '1'", "bad argument #1 to 'double' (number expected, got string)"),
             ("host.bool, 0", "bad argument #1 to 'bool' (boolean expected, got number)"),
             ("host.str, 42", "bad argument #1 to 'str' (string expected, got number)"),
             ("host.str, io.stdout", "bad argument #1 to 'str' (string expected, got FILE*)"),
-            ("host.second, 'a', 'b'", "bad argument #2 to 'second' (integer expected, got string)"),
-            ("host.optional, true", "bad argument #1 to 'optional' (integer expected, got boolean)"),
+            ("host.second, 'a', 'b'", "bad argument #2 to 'second' (number expected, got string)"),
+            ("host.optional, true", "bad argument #1 to 'optional' (number expected, got boolean)"),
             ("host.list, 'x'", "bad argument #1 to 'list' (table expected, got string)"),
-            ("host.list, {1, 2, 'three'}", "bad argument #1 to 'list' ([3]: integer expected, got string)"),
+            ("host.list, {1, 2, 'three'}", "bad argument #1 to 'list' ([3]: number expected, got string)"),
             ("host.nested, {{a = {1}}, {b = {2, 'x'}}}", "bad argument #1 to 'nested' ([2].b[2]: number expected, got string)"),
             ("host.dict, {[1] = true}", "bad argument #1 to 'dict' (string key expected, got number key)"),
             ("host.dict, {['two words'] = 1}", "bad argument #1 to 'dict' ([\"two words\"]: boolean expected, got number)"),
@@ -105,9 +105,54 @@ final class TypedHostFunctionTests: XCTestCase {
         for args in ["{}", "nil", "", "true", "io.stdout", "'x', 'y'", "'x', 1.5", "'x', {}"] {
             let ours = message(rt, "function() return host.rep(\(args)) end")
             let lua = message(rt, "function() return string.rep(\(args)) end")
-            XCTAssertEqual(ours, lua.replacingOccurrences(of: "number expected", with: "integer expected"), args)
+            XCTAssertEqual(ours, lua, args)
         }
         XCTAssertEqual(message(rt, "function() return host.concat('x') end"), message(rt, "function() return table.concat('x') end"))
+    }
+
+    /// Side by side with the stock `lua5.4` command: an integer parameter given a string, or
+    /// missing, has `string.rep`'s words ("number expected"), as do `Int32`, `Int64` and `Double`.
+    func testIntegerParametersMatchStockLua() throws {
+        let rt = runtime { m in
+            m.function("rep") { (s: String, n: Int) -> String in String(repeating: s, count: n) }
+            m.function("rep32") { (s: String, n: Int32) -> String in String(repeating: s, count: Int(n)) }
+            m.function("rep64") { (s: String, n: Int64) -> String in String(repeating: s, count: Int(n)) }
+            m.function("repd") { (s: String, n: Double) -> String in String(repeating: s, count: Int(n)) }
+        }
+        defer { rt.close() }
+        let calls = ["'x', 'a'", "'x'", "'x', nil", "'x', {}", "'x', 1.5"]
+        let script = calls.map { "print(select(2, pcall(function() return string.rep(\($0)) end)))" }.joined(separator: "\n")
+        let stock = try Self.stockLua(script).split(separator: "\n").map(String.init)
+        XCTAssertEqual(stock.count, calls.count, "lua5.4 printed \(stock)")
+        XCTAssertEqual(stock.prefix(2), ["stdin:1: bad argument #2 to 'rep' (number expected, got string)",
+                                         "stdin:2: bad argument #2 to 'rep' (number expected, got no value)"])
+        // The position differs (stdin's line n, this chunk's line 1); the rest is the same text.
+        let position = #/^[a-z]+:[0-9]+: /#
+        for (call, lua) in zip(calls, stock) {
+            let ours = message(rt, "function() return host.rep(\(call)) end")
+            XCTAssertEqual(ours.replacing(position, with: ""), lua.replacing(position, with: ""), call)
+        }
+        for name in ["rep32", "rep64", "repd"] {
+            XCTAssertEqual(message(rt, "host.\(name), 'x', 'a'"), "bad argument #2 to '\(name)' (number expected, got string)")
+            XCTAssertEqual(message(rt, "host.\(name), 'x'"), "bad argument #2 to '\(name)' (number expected, got no value)")
+        }
+    }
+
+    /// What `lua5.4 -` prints for `script` (standard output and error).
+    static func stockLua(_ script: String) throws -> String {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["lua5.4", "-"]
+        let input = Pipe(), output = Pipe()
+        p.standardInput = input
+        p.standardOutput = output
+        p.standardError = output
+        try p.run()
+        input.fileHandleForWriting.write(Data(script.utf8))
+        try input.fileHandleForWriting.close()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
     }
 
     struct DiskFull: Error, CustomStringConvertible { var description: String { "disk full" } }
@@ -162,7 +207,7 @@ final class TypedHostFunctionTests: XCTestCase {
             try rt.globals.set("handlers", ["double": LuaValue.function(double)] as [String: LuaValue])
         }
         XCTAssertEqual(try rt.run(string: "return handlers.double(21), select(2, pcall(handlers.double, 'x'))", name: "=test"),
-                       [42, "bad argument #1 to 'double' (integer expected, got string)"])
+                       [42, "bad argument #1 to 'double' (number expected, got string)"])
         XCTAssertNotNil(weakProbe)
         try rt.run(string: "handlers = nil; collectgarbage(); collectgarbage()")
         XCTAssertNil(weakProbe, "the Swift closure was not released when Lua dropped the function")

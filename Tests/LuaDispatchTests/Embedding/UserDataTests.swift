@@ -93,7 +93,7 @@ final class UserDataTests: XCTestCase {
         XCTAssertEqual(message("return a.deposit(host.ledger(), 1)"), "t:1: bad argument #1 to 'deposit' (Account expected, got Ledger)")
         XCTAssertEqual(message("return a.deposit(require('dispatch').queue('q'), 1)"),
                        "t:1: bad argument #1 to 'deposit' (Account expected, got dispatch.queue)")
-        XCTAssertEqual(message("return a:deposit('x')"), "t:1: bad argument #2 to 'deposit' (integer expected, got string)")
+        XCTAssertEqual(message("return a:deposit('x')"), "t:1: bad argument #2 to 'deposit' (number expected, got string)")
         XCTAssertEqual(message("return a:deposit(-1)"), "t:1: deposit: amount must be positive")
         XCTAssertEqual(message("return a:transfer({}, 1)"), "t:1: bad argument #2 to 'transfer' (Account expected, got table)")
         XCTAssertEqual(message("a.balance = 3"), "t:1: property 'balance' of Account is read-only")

@@ -23,7 +23,7 @@ func configuration() throws {
     print(config.servers.map(\.port))   // [80, 443]
     let bad = try runtime.run(string: "return {mode = 'strict', servers = {{host = 'a', port = 80}, {host = 'b', port = '443'}}}")
     do { _ = try LuaDecoder().decode(ServerConfig.self, from: bad[0]) } catch {
-        print(error)   // servers[2].port: integer expected, got string
+        print(error)   // servers[2].port: number expected, got string
     }
     // LuaCodable: the struct itself is a typed argument (or result).
     let count = try runtime.load("local config = ...; return #config.servers").call(config, returning: Int.self)
