@@ -32,6 +32,7 @@ enum QueueBinding {
         }
         m.function("current_label") { a throws(LuaError) in
             guard let q = a.runtime.currentQueue() else { return 0 }
+            try a.runtime.checkMemory(q.label.utf8.count)
             Lua.push(a.L, q.label)
             return 1
         }
@@ -64,12 +65,15 @@ enum QueueBinding {
             guard a.type(1) == LUA_TSTRING else { throw a.typeError(1, "string or table") }
             label = try a.string(1)
         }
+        // The label is held twice more (here and in Dispatch): refused before either copy exists.
+        let charge = try a.runtime.reserve(NativeCost.queue + 2 * label.utf8.count)
         var attributes: DispatchQueue.Attributes = []
         if concurrent { attributes.insert(.concurrent) }
         if inactive { attributes.insert(.initiallyInactive) }
         // As in Swift, an unspecified QoS lets the queue run at its target's QoS.
         let queue = DispatchQueue(label: label, qos: qos, attributes: attributes, target: target?.queue)
         let q = QueueObject(queue: queue, label: label, concurrent: concurrent, target: target, inactive: inactive)
+        q.charge = charge
         q.registry = a.runtime.queues
         a.runtime.queues.add(q)
         return q
@@ -187,7 +191,9 @@ enum QueueBinding {
             Lua.setField(L, -2, "qos")
         }
         t.meta("__tostring") { a throws(LuaError) in
-            Lua.push(a.L, (try a.object(1, .queue, as: QueueObject.self)).description)
+            let q: QueueObject = try a.object(1, .queue)
+            try a.runtime.checkMemory(2 * q.label.utf8.count)  // the description, then its Lua copy
+            Lua.push(a.L, q.description)
             return 1
         }
         t.meta("__eq") { a throws(LuaError) in
