@@ -129,7 +129,8 @@ enum QueueBinding {
                 q.queued.wrappingSubtract(1, ordering: .relaxed)
                 rt.workDone()
             }
-            let work: @Sendable () -> Void = { if rt.afters.claim(id) { block() } }
+            let held = HeldCharge(rt.charge(NativeCost.after))  // given back when Dispatch lets go of `work`
+            let work: @Sendable () -> Void = { withExtendedLifetime(held) { if rt.afters.claim(id) { block() } } }
             switch deadline {
             case .time(let t): q.queue.asyncAfter(deadline: t, execute: work)
             case .wall(let w): q.queue.asyncAfter(wallDeadline: w, execute: work)

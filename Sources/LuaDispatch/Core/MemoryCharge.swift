@@ -60,6 +60,8 @@ enum NativeCost {
     static let source = 1_300
     /// A task: its object, its step block and its coroutine's runtime state.
     static let task = 600
+    /// A job: its object, its place in the pool's queue.
+    static let job = 300
     /// A pending `after` block: Dispatch's timer and the runtime's record.
     static let after = 700
     /// A slab of block records: its own bytes, and for each record a pending block's
@@ -73,6 +75,15 @@ extension Runtime {
     /// A charge for `bytes` held on the script's behalf, never refused here (see `MemoryCharge`).
     func charge(_ bytes: Int) -> MemoryCharge { MemoryCharge(budget, bytes) }
 
+    /// Lua's memory error (raised once the binding returns) if what the script holds is past the
+    /// limit now: before a binding hands over a copy it made (a message, a job), so that a
+    /// script that catches the error cannot pile up copies.
+    func refuseIfOver() throws(LuaError) {
+        guard let budget, ld_budget_used(budget) > ld_budget_limit(budget) else { return }
+        ld_memory_refuse(budget)
+        throw .message("not enough memory")
+    }
+
     /// A charge for `bytes` about to be copied, refused with Lua's memory error if that would
     /// pass the limit (the binding then raises it once it has returned, as a failed allocation).
     func reserve(_ bytes: Int) throws(LuaError) -> MemoryCharge {
@@ -80,4 +91,10 @@ extension Runtime {
         guard ld_memory_try(budget, Int64(bytes)) != 0 else { throw .message("not enough memory") }
         return MemoryCharge(taking: Int64(bytes), of: budget)
     }
+}
+
+/// A charge a closure holds while Dispatch keeps it (an `after` block's).
+final class HeldCharge: @unchecked Sendable {
+    let charge: MemoryCharge
+    init(_ charge: consuming MemoryCharge) { self.charge = charge }
 }

@@ -17,6 +17,8 @@ final class TaskFailure: @unchecked Sendable {
     var observed = false
     /// Handed to the error handler as an uncaught error.
     var reported = false
+    /// The message and traceback, Swift's copies, against the memory limit.
+    private let charge: MemoryCharge
 
     static func cancelMessage(_ function: String) -> String { "task cancelled (in '\(function)')" }
 
@@ -34,6 +36,7 @@ final class TaskFailure: @unchecked Sendable {
         ld_pop(T, 1)
         value = LuaRef(rt, luaL_ref(T, ld_registryindex()))
         isCancellation = cancelled && message.contains("task cancelled (in '")
+        charge = rt.charge(message.utf8.count + traceback.utf8.count)
         rt.giveBack(T)
         _ = lua_resetthread(co)
     }
@@ -45,6 +48,7 @@ final class TaskFailure: @unchecked Sendable {
         value = LuaRef(rt, luaL_ref(rt.admin, ld_registryindex()))
         traceback = ""
         isCancellation = true
+        charge = .none
     }
 
     /// Pushes the error as `t:wait` raises it.
