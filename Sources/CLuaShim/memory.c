@@ -36,7 +36,16 @@ void ld_memory_settle(lua_State *L, int n) {
     ld_memory_owed = NULL;
     refused = 0;
     if (b == NULL || ld_state_budget(L) != b) return;  // another interpreter's debt: its own code meets the limit
-    if (!refuse && ld_budget_used(b) <= ld_budget_limit(b)) return;
+    // A MiB of slack: the count also holds garbage other states of the interpreter (workers,
+    // concurrent_map's) have yet to collect, which this state's collection cannot free; a
+    // binding of this state that goes past the limit by more is the script's doing.
+    int64_t most = ld_budget_limit(b) + LD_MEMORY_SLACK;
+    if (!refuse && ld_budget_used(b) <= most) return;
+    // As Lua does before it fails an allocation: collect, and fail only if that was not enough.
+    if (!refuse) {
+        lua_gc(L, LUA_GCCOLLECT, 0);
+        if (ld_budget_used(b) <= most) return;
+    }
     // An allocation bigger than the limit is refused whatever the count: Lua then collects
     // (as for any refused allocation) and raises its own memory error, LUA_ERRMEM.
     ld_alloc_enforced = 1;

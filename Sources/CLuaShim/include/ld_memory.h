@@ -7,6 +7,10 @@
 
 struct ld_budget;
 
+/// How far past its limit a budget may be at a binding's return before the memory error
+/// (`ld_memory_settle`): garbage of the interpreter's other states that this one cannot collect.
+#define LD_MEMORY_SLACK ((int64_t)1 << 20)
+
 /// Set on a thread when a charge that could not be refused (the runtime's own, made outside Lua
 /// code, where an error could not unwind) left the budget past its limit, or when a binding
 /// refused to make a copy: the binding running (or the next one to return on this thread)
@@ -26,8 +30,9 @@ void ld_memory_refuse(struct ld_budget *b);
 void ld_memory_uncharge(struct ld_budget *b, int64_t n);
 
 /// After a binding returned `n` on `L` with `ld_memory_owed` set: raises Lua's memory error
-/// (status LUA_ERRMEM, "not enough memory", as a refused allocation does) if the budget is
-/// still past its limit or a copy was refused; otherwise forgets the debt. A binding that
+/// (status LUA_ERRMEM, "not enough memory", as a refused allocation does) if a copy was
+/// refused, or if the budget is still past its limit (by more than LD_MEMORY_SLACK) once `L`
+/// has been collected; otherwise forgets the debt. A binding that
 /// yields or calls Lua leaves the debt to the next one.
 void ld_memory_settle(lua_State *L, int n);
 

@@ -121,6 +121,7 @@ enum QueueBinding {
             let q: QueueObject = try a.object(1, .queue)
             let deadline = try Deadline.deadline(a, 2)
             let rt = a.runtime
+            try rt.refuseIfOver()
             let block = try block(a, q, 3, barrier: false, kind: .after)
             rt.workAdded()
             q.queued.wrappingAdd(1, ordering: .relaxed)
@@ -232,6 +233,7 @@ enum QueueBinding {
 
     static func submit(_ a: Args, _ q: QueueObject, _ i: Int32, group: GroupObject?, barrier: Bool, qos: DispatchQoS?) throws(LuaError) {
         let rt = a.runtime
+        try rt.refuseIfOver()  // a block submitted waits on: refused, not piled up past the limit
         // A function, without a QoS of its own: a block record (no closure, no block object).
         if qos == nil, a.type(i) == LUA_TFUNCTION,
            rt.submitRecord(a.L, i, on: .passUnretained(q), group: group, barrier: barrier) { return }

@@ -68,6 +68,8 @@ final class BlockRecords {
 
     private func grow(_ owner: Runtime, _ L: OpaquePointer) -> UnsafeMutablePointer<BlockRecord>? {
         precondition(MemoryLayout<BlockRecord>.stride == Int(LD_RECORD_BYTES) && MemoryLayout<ld_slab_head>.stride <= Int(LD_RECORD_BYTES))
+        // Past the memory limit no new slab: the fast path declines, and the binding refuses.
+        if let b = owner.budget, ld_budget_used(b) > ld_budget_limit(b) + Int64(LD_MEMORY_SLACK) { return nil }
         let functions = ld_new_slab_table(L)
         guard functions != LUA_NOREF else { return nil }
         let slab = UnsafeMutableRawPointer.allocate(byteCount: Self.slabBytes, alignment: Self.slabBytes)

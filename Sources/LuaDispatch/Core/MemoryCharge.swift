@@ -77,9 +77,11 @@ extension Runtime {
 
     /// Lua's memory error (raised once the binding returns) if what the script holds is past the
     /// limit now: before a binding hands over a copy it made (a message, a job), so that a
-    /// script that catches the error cannot pile up copies.
+    /// script that catches the error cannot pile up copies. With `LD_MEMORY_SLACK`: garbage
+    /// another state of the interpreter (a worker) has yet to collect must not refuse the job
+    /// that would collect it.
     func refuseIfOver() throws(LuaError) {
-        guard let budget, ld_budget_used(budget) > ld_budget_limit(budget) else { return }
+        guard let budget, ld_budget_used(budget) > ld_budget_limit(budget) + Int64(LD_MEMORY_SLACK) else { return }
         ld_memory_refuse(budget)
         throw .message("not enough memory")
     }
