@@ -56,8 +56,10 @@ final class TaskFailure: @unchecked Sendable {
         lua_rawgeti(L, ld_registryindex(), lua_Integer(value.ref))
         let t = lua_type(L, -1)
         if (t == LUA_TSTRING || t == LUA_TNUMBER) && !traceback.isEmpty {
-            ld_pop(L, 1)
-            Lua.push(L, message + "\n" + traceback)
+            // Joined by Lua, from the value itself: no Swift copy of a message that may be big.
+            Lua.push(L, "\n")
+            Lua.push(L, traceback)
+            lua_concat(L, 3)
         }
     }
 }
