@@ -49,6 +49,14 @@ enum QueueBinding {
     private static func make(_ a: Args) throws(LuaError) -> QueueObject {
         var label = "", concurrent = false, qos = DispatchQoS.unspecified, inactive = false
         var target: QueueObject?
+        // Making the queue copies its label about four times at once (Swift's string, Dispatch's
+        // copy, and the conversions between): refused before any copy exists.
+        if a.type(1) == LUA_TSTRING {
+            try a.runtime.checkMemory(4 * Int(lua_rawlen(a.L, 1)))
+        } else if a.type(1) == LUA_TTABLE {
+            if Lua.getField(a.L, 1, "label") == LUA_TSTRING { try a.runtime.checkMemory(4 * Int(lua_rawlen(a.L, -1))) }
+            ld_pop(a.L, 1)
+        }
         if a.type(1) == LUA_TTABLE {
             try Options.parse(a, 1) { o throws(LuaError) in
                 switch o.key {
