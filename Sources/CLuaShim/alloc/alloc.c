@@ -14,6 +14,7 @@
 // the runtime is still reported.
 #include "ld_alloc.h"
 #include <lua5.4/lauxlib.h>
+#include "ld_memory.h"
 
 #include <stdatomic.h>
 
@@ -249,6 +250,8 @@ static int take_bytes(ld_budget *b, int64_t *credit, int64_t n) {
     if (!ld_budget_charge(b, chunk, 0)) {
         chunk = need;  // the last bytes below the limit
         if (!ld_budget_charge(b, chunk, !ld_alloc_enforced)) return 0;
+        // Forced past the limit (the runtime's code, for a binding): settled when it returns.
+        if (atomic_load_explicit(&b->used, memory_order_relaxed) > b->limit) ld_memory_owed = b;
     }
     *credit += chunk - n;
     return 1;
@@ -445,4 +448,12 @@ int ld_pool_enabled(void) {
 size_t ld_state_pages(lua_State *L) {
     void *ud = NULL;
     return lua_getallocf(L, &ud) == pool_alloc ? ((ld_pool *)ud)->pages : 0;
+}
+
+ld_budget *ld_state_budget(lua_State *L) {
+    void *ud = NULL;
+    lua_Alloc f = lua_getallocf(L, &ud);
+    if (f == pool_alloc) return ((ld_pool *)ud)->budget;
+    if (f == counted_alloc) return ((ld_counted *)ud)->budget;
+    return NULL;
 }

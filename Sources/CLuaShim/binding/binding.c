@@ -4,6 +4,7 @@
 #include "ld_lua.h"
 #include "ld_alloc.h"
 #include "ld_control.h"
+#include "ld_memory.h"
 
 #include <stdlib.h>
 
@@ -27,12 +28,15 @@ int ld_call_status(void) { return call_status; }
 static int finish(lua_State *L, int n);
 
 // Runs binding `id`: Swift code, in which an allocation must never raise (a memory error would
-// unwind through its frames), so the memory limit does not apply while it runs.
+// unwind through its frames), so the memory limit does not refuse anything while it runs; what
+// it allocates is charged all the same, and a binding that went past the limit raises the
+// memory error here, once its frames are gone (memory.c).
 static inline int run_entry(lua_State *L, int id) {
     int enforced = ld_alloc_enforced;
     ld_alloc_enforced = 0;
     int n = entry(L, id);
     ld_alloc_enforced = enforced;
+    if (__builtin_expect(ld_memory_owed != NULL, 0)) ld_memory_settle(L, n);
     return n;
 }
 
@@ -96,6 +100,7 @@ static int submit_trampoline(lua_State *L) {
             ld_alloc_enforced = enforced;
             if (record != NULL) {
                 ld_record_store(L, record, 2);  // the slab's table it leaves is dropped on return
+                if (__builtin_expect(ld_memory_owed != NULL, 0)) ld_memory_settle(L, 0);
                 return 0;
             }
         }

@@ -14,6 +14,10 @@ final class DataObject: @unchecked Sendable {
     /// Bytes this object charged to the interpreter's memory limit (its own copy or read), or
     /// 0; given back when Lua collects it.
     private let charged: (budget: OpaquePointer, bytes: Int64)?
+    /// Dispatch's regions of the data (a concatenation lists every region of both sides, so
+    /// doubling a data object doubles its list): with the object, its cost against the limit.
+    var regions = 1
+    var native = MemoryCharge.none
 
     init(_ data: DispatchData, charging budget: OpaquePointer? = nil) {
         self.data = data
@@ -45,7 +49,7 @@ enum DataBinding {
         t.method("sub") { a throws(LuaError) in
             let d: DataObject = try a.object(1, .data)
             let range = try slice(a, d.data.count, 2)
-            push(a, d.data.subdata(in: range))
+            push(a, d.data.subdata(in: range), regions: max(1, min(d.regions, range.count)))
             return 1
         }
         t.method("bytes") { a throws(LuaError) in
@@ -80,9 +84,11 @@ enum DataBinding {
             return 1
         }
         t.meta("__concat") { a throws(LuaError) in
+            let regions = regionCount(a, 1) + regionCount(a, 2)
+            try a.runtime.checkMemory(regions * NativeCost.dataRegion)  // Dispatch's list of them
             var result = try operand(a, 1)
             result.append(try operand(a, 2))
-            push(a, result)
+            push(a, result, regions: regions)
             return 1
         }
         t.meta("__eq") { a throws(LuaError) in
@@ -100,13 +106,23 @@ enum DataBinding {
         m.types.append(t)
     }
 
-    static func push(_ a: Args, _ data: DispatchData) {
-        a.runtime.objects.push(a.L, DataObject(data), .data)
+    static func push(_ a: Args, _ data: DispatchData, regions: Int = 1) {
+        let d = DataObject(data)
+        d.regions = regions
+        d.native = a.runtime.charge(NativeCost.data + regions * NativeCost.dataRegion)
+        a.runtime.objects.push(a.L, d, .data)
+    }
+
+    /// The regions of a `..` operand: a data object's, or 1 for a string.
+    private static func regionCount(_ a: Args, _ i: Int32) -> Int {
+        (a.optionalObject(i, .data) as DataObject?)?.regions ?? 1
     }
 
     /// For handlers, which push onto their own Lua thread. Lock held.
     static func push(_ L: OpaquePointer, _ rt: Runtime, _ data: DispatchData, fresh: Bool = true) {
-        rt.objects.push(L, DataObject(data, charging: fresh ? rt.budget : nil), .data)
+        let d = DataObject(data, charging: fresh ? rt.budget : nil)
+        d.native = rt.charge(NativeCost.data)
+        rt.objects.push(L, d, .data)
         if fresh { account(L, rt, data.count) }
     }
 

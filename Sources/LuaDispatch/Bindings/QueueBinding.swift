@@ -32,6 +32,7 @@ enum QueueBinding {
         }
         m.function("current_label") { a throws(LuaError) in
             guard let q = a.runtime.currentQueue() else { return 0 }
+            try a.runtime.checkMemory(q.label.utf8.count)
             Lua.push(a.L, q.label)
             return 1
         }
@@ -48,6 +49,14 @@ enum QueueBinding {
     private static func make(_ a: Args) throws(LuaError) -> QueueObject {
         var label = "", concurrent = false, qos = DispatchQoS.unspecified, inactive = false
         var target: QueueObject?
+        // Making the queue copies its label about four times at once (Swift's string, Dispatch's
+        // copy, and the conversions between): refused before any copy exists.
+        if a.type(1) == LUA_TSTRING {
+            try a.runtime.checkMemory(4 * Int(lua_rawlen(a.L, 1)))
+        } else if a.type(1) == LUA_TTABLE {
+            if Lua.getField(a.L, 1, "label") == LUA_TSTRING { try a.runtime.checkMemory(4 * Int(lua_rawlen(a.L, -1))) }
+            ld_pop(a.L, 1)
+        }
         if a.type(1) == LUA_TTABLE {
             try Options.parse(a, 1) { o throws(LuaError) in
                 switch o.key {
@@ -64,12 +73,15 @@ enum QueueBinding {
             guard a.type(1) == LUA_TSTRING else { throw a.typeError(1, "string or table") }
             label = try a.string(1)
         }
+        // The label is held twice more (here and in Dispatch): refused before either copy exists.
+        let charge = try a.runtime.reserve(NativeCost.queue + 2 * label.utf8.count)
         var attributes: DispatchQueue.Attributes = []
         if concurrent { attributes.insert(.concurrent) }
         if inactive { attributes.insert(.initiallyInactive) }
         // As in Swift, an unspecified QoS lets the queue run at its target's QoS.
         let queue = DispatchQueue(label: label, qos: qos, attributes: attributes, target: target?.queue)
         let q = QueueObject(queue: queue, label: label, concurrent: concurrent, target: target, inactive: inactive)
+        q.charge = charge
         q.registry = a.runtime.queues
         a.runtime.queues.add(q)
         return q
@@ -117,6 +129,7 @@ enum QueueBinding {
             let q: QueueObject = try a.object(1, .queue)
             let deadline = try Deadline.deadline(a, 2)
             let rt = a.runtime
+            try rt.refuseIfOver()
             let block = try block(a, q, 3, barrier: false, kind: .after)
             rt.workAdded()
             q.queued.wrappingAdd(1, ordering: .relaxed)
@@ -125,7 +138,8 @@ enum QueueBinding {
                 q.queued.wrappingSubtract(1, ordering: .relaxed)
                 rt.workDone()
             }
-            let work: @Sendable () -> Void = { if rt.afters.claim(id) { block() } }
+            let held = HeldCharge(rt.charge(NativeCost.after))  // given back when Dispatch lets go of `work`
+            let work: @Sendable () -> Void = { withExtendedLifetime(held) { if rt.afters.claim(id) { block() } } }
             switch deadline {
             case .time(let t): q.queue.asyncAfter(deadline: t, execute: work)
             case .wall(let w): q.queue.asyncAfter(wallDeadline: w, execute: work)
@@ -187,7 +201,9 @@ enum QueueBinding {
             Lua.setField(L, -2, "qos")
         }
         t.meta("__tostring") { a throws(LuaError) in
-            Lua.push(a.L, (try a.object(1, .queue, as: QueueObject.self)).description)
+            let q: QueueObject = try a.object(1, .queue)
+            try a.runtime.checkMemory(2 * q.label.utf8.count)  // the description, then its Lua copy
+            Lua.push(a.L, q.description)
             return 1
         }
         t.meta("__eq") { a throws(LuaError) in
@@ -225,6 +241,7 @@ enum QueueBinding {
 
     static func submit(_ a: Args, _ q: QueueObject, _ i: Int32, group: GroupObject?, barrier: Bool, qos: DispatchQoS?) throws(LuaError) {
         let rt = a.runtime
+        try rt.refuseIfOver()  // a block submitted waits on: refused, not piled up past the limit
         // A function, without a QoS of its own: a block record (no closure, no block object).
         if qos == nil, a.type(i) == LUA_TFUNCTION,
            rt.submitRecord(a.L, i, on: .passUnretained(q), group: group, barrier: barrier) { return }

@@ -30,6 +30,8 @@ final class QueueObject: @unchecked Sendable {
     var registry: QueueRegistry?
     /// The queue's `dispatch_queue_t`, for `dispatch_async_f` (nil if it cannot be found).
     let rawQueue: UnsafeMutableRawPointer?
+    /// What a script's queue costs against the memory limit (`QueueBinding.make`).
+    var charge = MemoryCharge.none
 
     init(queue: DispatchQueue, label: String, concurrent: Bool, kind: Kind = .custom,
          target: QueueObject? = nil, inactive: Bool = false) {

@@ -49,10 +49,17 @@ final class SourceObject: @unchecked Sendable {
     private var heldEvent: Event?
     private var counted = false
     private var keepAlive: SourceObject?
+    /// Its native cost against the memory limit, and a watched path's copy.
+    private let charge: MemoryCharge
 
     init(_ rt: Runtime, kind: Kind, source: DispatchSourceProtocol, queue: QueueObject, handle: Handle,
          watcher: WatchedDescriptor? = nil) {
         runtime = rt
+        if case .path(let path) = handle {
+            charge = rt.charge(NativeCost.source + path.utf8.count)
+        } else {
+            charge = rt.charge(NativeCost.source)
+        }
         self.kind = kind
         self.source = source
         self.queue = queue

@@ -107,10 +107,12 @@ extension Runtime {
 
     /// For a binding about to allocate `bytes` at once (a string from data, a copy): Lua's
     /// "not enough memory" if that would pass the memory limit. (Allocations in bindings are
-    /// counted but never fail, so that no error unwinds through Swift: big ones check first.)
+    /// counted but never fail, so that no error unwinds through Swift: big ones check first;
+    /// the binding then raises Lua's own memory error once it has returned, `ld_memory_settle`.)
     func checkMemory(_ bytes: Int) throws(LuaError) {
         guard let budget, bytes > 0 else { return }
         guard ld_budget_used(budget) + Int64(bytes) <= ld_budget_limit(budget) else {
+            ld_memory_refuse(budget)
             throw .message("not enough memory")
         }
     }

@@ -127,6 +127,8 @@ extension Runtime {
         let (message, traceback) = ErrorValue.pop(T)
         let kind: LuaScriptError.Kind = terminationKind ?? lastTerminationKind
             ?? (status == LUA_ERRMEM && limits.memory != nil ? .memoryLimit : .error)
+        // A memory-limit end is one of the host's limits too (`lastTerminationKind`).
+        if kind == .memoryLimit { lastTermination.store(kind.rawValue, ordering: .releasing) }
         return LuaScriptError(message: message, traceback: traceback, kind: kind)
     }
 

@@ -25,9 +25,11 @@ enum ChannelBinding {
             if a.type(2) == LUA_TNONE { throw .argument(2, "value expected") }
             let timeout = try Self.timeout(a, 3)
             let message: Message
+            if a.type(2) == LUA_TSTRING { try a.runtime.checkMemory(Int(lua_rawlen(a.L, 2))) }
             do throws(CopyError) { message = try Message.copy(a.L, 2) } catch {
                 throw .argument(2, error.valueMessage(to: "to a channel"))
             }
+            try a.runtime.refuseIfOver()  // the copy is dropped: uncharged
             return try a.runtime.wait(a, ChannelSend(channel: ch, slot: .init(message)), timeout: timeout)
         }
         t.method("receive") { a throws(LuaError) in

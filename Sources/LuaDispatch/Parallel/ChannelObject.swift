@@ -6,7 +6,7 @@ import Synchronization
 /// else as a copied graph.
 enum Message: Sendable {
     case value(CopiedGraph.Value)
-    case string([UInt8])
+    case string(CopiedBytes)
     case graph(CopiedGraph)
 
     /// Copies the value at `i` (not nil). Lock held.
@@ -18,13 +18,14 @@ enum Message: Sendable {
         case LUA_TSTRING:
             var len = 0
             let p = lua_tolstring(L, i, &len)!
-            return .string(Array(UnsafeRawBufferPointer(start: p, count: len)))
+            return .string(CopiedBytes(Array(UnsafeRawBufferPointer(start: p, count: len)), Runtime.from(L)))
         default:
             let top = lua_gettop(L)
             defer { lua_settop(L, top) }
             var copier = ValueCopier(L, cacheBytecode: true)
             defer { copier.finish() }
             try copier.root(i)
+            copier.graph.chargeTo(Runtime.from(L))
             return .graph(copier.graph)
         }
     }
@@ -36,8 +37,8 @@ enum Message: Sendable {
         case .value(.integer(let n)): lua_pushinteger(L, n)
         case .value(.number(let d)): lua_pushnumber(L, d)
         case .value: lua_pushnil(L)
-        case .string(let bytes):
-            bytes.withUnsafeBufferPointer { buf in
+        case .string(let copied):
+            copied.bytes.withUnsafeBufferPointer { buf in
                 buf.withMemoryRebound(to: CChar.self) { _ = lua_pushlstring(L, $0.baseAddress, $0.count) }
             }
         case .graph(let graph):

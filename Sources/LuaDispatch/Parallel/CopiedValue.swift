@@ -64,6 +64,9 @@ final class CopiedGraph: @unchecked Sendable {
     @exclusivity(unchecked) var bytes: [UInt8] = []
     @exclusivity(unchecked) var roots = Roots()
     @exclusivity(unchecked) var shared: [any SharedObject] = []
+    /// What the graph costs against the memory limit of the interpreter that made it
+    /// (`chargeTo`), given back when the last holder lets go.
+    var charge = MemoryCharge.none
 
     init() {}
 }

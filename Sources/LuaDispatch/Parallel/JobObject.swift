@@ -34,6 +34,9 @@ final class JobObject: @unchecked Sendable {
     /// The flow from `submit` to the job's slice, and the function's `file:line` (tracing only).
     let flow: UInt64
     let source: String?
+    /// Its native cost against the memory limit (a copied function and arguments are charged
+    /// with their graph).
+    private let charge: MemoryCharge
     private let state: Mutex<State>
 
     struct State {
@@ -68,6 +71,7 @@ final class JobObject: @unchecked Sendable {
     init(_ rt: Runtime, pool: PoolObject, code: consuming Code, flow: UInt64, source: String?) {
         runtime = rt
         self.pool = pool
+        charge = rt.charge(NativeCost.job)
         id = Self.nextID.wrappingAdd(1, ordering: .relaxed).oldValue
         self.flow = flow
         self.source = source

@@ -117,6 +117,7 @@ extension WorkerInterpreter {
                 return .failed(message: error.resultMessage(number: n > 1 ? Int(k) + 1 : nil), traceback: "")
             }
         }
+        copier.graph.chargeTo(Runtime.from(L))  // held until the job's results are collected
         return .values(copier.graph)
     }
 }

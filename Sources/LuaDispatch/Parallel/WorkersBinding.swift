@@ -130,6 +130,7 @@ enum WorkersBinding {
             }
             copier.finish()
             lua_settop(L, n)
+            copier.graph.chargeTo(rt)
             code = .graph(copier.graph)
         }
         var source: String?
@@ -138,6 +139,7 @@ enum WorkersBinding {
             source = tracer.sourceName(L)
             ld_pop(L, 1)
         }
+        try rt.refuseIfOver()  // the copy is dropped: uncharged
         let job = JobObject(rt, pool: pool, code: consume code, flow: rt.traceFlow(), source: source)
         guard pool.submit(job) else {
             job.finish(.cancelled)

@@ -13,6 +13,7 @@ enum TaskBinding {
             try a.function(1)
             let q = try a.queueOrDefault(2)
             guard a.count <= 2 else { throw .argument(3, "no value expected, got \(a.typeName(3))") }
+            try a.runtime.refuseIfOver()  // a task started lives on: refused, not piled up past the limit
             a.runtime.objects.push(a.L, TaskObject(a.runtime, a.L, fn: 1, queue: q), .task)
             return 1
         }

@@ -8,7 +8,9 @@ import Synchronization
 /// appended, as `lua`'s message handler does, other values unchanged.
 final class TaskFailure: @unchecked Sendable {
     let value: LuaRef
-    let message: String
+    /// The message of an error value that is not a string or number; nil: the value itself is
+    /// the message (read from it when needed, `message(_:)`: a big message is not copied).
+    private let otherMessage: String?
     let traceback: String
     /// The task ended because a cancellation was raised in it and not caught: not an error to
     /// report when nobody waits.
@@ -17,6 +19,8 @@ final class TaskFailure: @unchecked Sendable {
     var observed = false
     /// Handed to the error handler as an uncaught error.
     var reported = false
+    /// The traceback (and another value's message), Swift's copies, against the memory limit.
+    private let charge: MemoryCharge
 
     static func cancelMessage(_ function: String) -> String { "task cancelled (in '\(function)')" }
 
@@ -26,25 +30,37 @@ final class TaskFailure: @unchecked Sendable {
         let T = rt.takeThread()
         if let custom { Lua.push(T, custom) } else { lua_xmove(co, T, 1) }
         switch lua_type(T, -1) {
-        case LUA_TSTRING, LUA_TNUMBER: message = Lua.string(T, -1)!
-        default: message = "(error object is a \(String(cString: ld_typename(T, -1))) value)"
+        case LUA_TSTRING, LUA_TNUMBER:
+            _ = lua_tolstring(T, -1, nil)  // a number is kept as its string, as Lua reports it
+            otherMessage = nil
+        default: otherMessage = "(error object is a \(String(cString: ld_typename(T, -1))) value)"
         }
+        isCancellation = cancelled && otherMessage == nil && Lua.string(T, -1)!.contains("task cancelled (in '")
         luaL_traceback(T, co, nil, 0)
         traceback = Lua.string(T, -1) ?? ""
         ld_pop(T, 1)
         value = LuaRef(rt, luaL_ref(T, ld_registryindex()))
-        isCancellation = cancelled && message.contains("task cancelled (in '")
+        charge = rt.charge((otherMessage?.utf8.count ?? 0) + traceback.utf8.count)
         rt.giveBack(T)
         _ = lua_resetthread(co)
     }
 
     /// A task cancelled before it started.
     init(cancelledBeforeStart rt: Runtime) {
-        message = "task cancelled before it started"
-        Lua.push(rt.admin, message)
+        otherMessage = nil
+        Lua.push(rt.admin, "task cancelled before it started")
         value = LuaRef(rt, luaL_ref(rt.admin, ld_registryindex()))
         traceback = ""
         isCancellation = true
+        charge = .none
+    }
+
+    /// The error's message, as a report prints it. Lock held; `T` any Lua thread of the runtime.
+    func message(_ T: OpaquePointer) -> String {
+        if let otherMessage { return otherMessage }
+        lua_rawgeti(T, ld_registryindex(), lua_Integer(value.ref))
+        defer { ld_pop(T, 1) }
+        return Lua.string(T, -1) ?? ""
     }
 
     /// Pushes the error as `t:wait` raises it.
@@ -52,8 +68,10 @@ final class TaskFailure: @unchecked Sendable {
         lua_rawgeti(L, ld_registryindex(), lua_Integer(value.ref))
         let t = lua_type(L, -1)
         if (t == LUA_TSTRING || t == LUA_TNUMBER) && !traceback.isEmpty {
-            ld_pop(L, 1)
-            Lua.push(L, message + "\n" + traceback)
+            // Joined by Lua, from the value itself: no Swift copy of a message that may be big.
+            Lua.push(L, "\n")
+            Lua.push(L, traceback)
+            lua_concat(L, 3)
         }
     }
 }
@@ -141,7 +159,7 @@ extension Runtime {
         // the state and collecting the handle) a block might never run again: report it now.
         if inline || (stockLua != nil && ld_is_main_thread() != 0 && ld_frame_count() == 0) {
             let T = takeThread()
-            handleUncaught(T, message: failure.message, traceback: failure.traceback, label: q.label)
+            handleUncaught(T, message: failure.message(T), traceback: failure.traceback, label: q.label)
             giveBack(T)
             return
         }
@@ -150,7 +168,7 @@ extension Runtime {
         q.queue.async { [self] in
             q.queued.wrappingSubtract(1, ordering: .relaxed)
             callHandler(on: q) { T in
-                handleUncaught(T, message: failure.message, traceback: failure.traceback, label: q.label)
+                handleUncaught(T, message: failure.message(T), traceback: failure.traceback, label: q.label)
                 return nil
             }
             workDone()

@@ -47,11 +47,14 @@ final class TaskObject: @unchecked Sendable {
     var handleCollected = false
     /// The owner of the tasks this task starts, made when it starts its first.
     var childOwner: TaskOwner?
+    /// Its native cost against the memory limit (its coroutine is Lua memory, charged as such).
+    private let charge: MemoryCharge
 
     /// Starts `fn` (at `index` on `L`) as a task on `queue`. Lock held.
     init(_ rt: Runtime, _ L: OpaquePointer, fn index: Int32, queue: QueueObject) {
         runtime = rt
         self.queue = queue
+        charge = rt.charge(NativeCost.task)
         id = Self.nextID.wrappingAdd(1, ordering: .relaxed).oldValue
         co = lua_newthread(L)!
         anchor = LuaRef(rt, luaL_ref(L, ld_registryindex()))

@@ -36,6 +36,11 @@ final class BlockRecords {
     private static let slabSize = slabBytes / Int(LD_RECORD_BYTES)
     @exclusivity(unchecked) private var free: UnsafeMutablePointer<BlockRecord>?
     @exclusivity(unchecked) private var slabs: [UnsafeMutableRawPointer] = []
+    /// The memory limit the slabs are charged to (retained), and what they are charged: each
+    /// slab with the native cost of a pending block per record (`NativeCost.slab`), since the
+    /// slabs bound how many blocks can wait at once. Slabs are kept, so is their charge.
+    @exclusivity(unchecked) private var budget: OpaquePointer?
+    @exclusivity(unchecked) private var charged: Int64 = 0
 
     /// Lock held; `owner` is the runtime these records belong to, `L` one of its Lua threads.
     /// Nil only when a new slab was needed and Lua is out of memory.
@@ -63,6 +68,8 @@ final class BlockRecords {
 
     private func grow(_ owner: Runtime, _ L: OpaquePointer) -> UnsafeMutablePointer<BlockRecord>? {
         precondition(MemoryLayout<BlockRecord>.stride == Int(LD_RECORD_BYTES) && MemoryLayout<ld_slab_head>.stride <= Int(LD_RECORD_BYTES))
+        // Past the memory limit no new slab: the fast path declines, and the binding refuses.
+        if let b = owner.budget, ld_budget_used(b) > ld_budget_limit(b) + Int64(LD_MEMORY_SLACK) { return nil }
         let functions = ld_new_slab_table(L)
         guard functions != LUA_NOREF else { return nil }
         let slab = UnsafeMutableRawPointer.allocate(byteCount: Self.slabBytes, alignment: Self.slabBytes)
@@ -78,12 +85,21 @@ final class BlockRecords {
         }
         free = records + 1
         slabs.append(slab)
+        if let b = owner.budget {
+            if budget == nil { budget = ld_budget_retain(b) }
+            ld_memory_charge(b, Int64(NativeCost.slab))
+            charged += Int64(NativeCost.slab)
+        }
         if owner.tracer != nil { flows.append(contentsOf: repeatElement(0, count: Self.slabSize)) }
         return records
     }
 
     deinit {
         for slab in slabs { slab.deallocate() }
+        if let budget {
+            ld_memory_uncharge(budget, charged)
+            ld_budget_release(budget)
+        }
     }
 }
 
