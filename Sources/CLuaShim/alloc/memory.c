@@ -30,8 +30,7 @@ int ld_memory_try(ld_budget *b, int64_t n) {
 
 void ld_memory_uncharge(ld_budget *b, int64_t n) { ld_budget_refund(b, n); }
 
-void ld_memory_settle(lua_State *L, int n) {
-    if (n == LD_SUSPEND || n == LD_CALL || n == LD_PCALL) return;
+void ld_memory_settle(lua_State *L) {
     ld_budget *b = ld_memory_owed;
     int refuse = refused;
     ld_memory_owed = NULL;

@@ -36,7 +36,9 @@ static inline int run_entry(lua_State *L, int id) {
     ld_alloc_enforced = 0;
     int n = entry(L, id);
     ld_alloc_enforced = enforced;
-    if (__builtin_expect(ld_memory_owed != NULL, 0)) ld_memory_settle(L, n);
+    // A binding that yields or calls Lua leaves its debt to the next one.
+    if (__builtin_expect(ld_memory_owed != NULL, 0) && n != LD_SUSPEND && n != LD_CALL && n != LD_PCALL)
+        ld_memory_settle(L);
     return n;
 }
 
@@ -100,7 +102,7 @@ static int submit_trampoline(lua_State *L) {
             ld_alloc_enforced = enforced;
             if (record != NULL) {
                 ld_record_store(L, record, 2);  // the slab's table it leaves is dropped on return
-                if (__builtin_expect(ld_memory_owed != NULL, 0)) ld_memory_settle(L, 0);
+                if (__builtin_expect(ld_memory_owed != NULL, 0)) ld_memory_settle(L);
                 return 0;
             }
         }

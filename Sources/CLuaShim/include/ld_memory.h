@@ -29,12 +29,11 @@ void ld_memory_refuse(struct ld_budget *b);
 /// Gives back bytes charged by either.
 void ld_memory_uncharge(struct ld_budget *b, int64_t n);
 
-/// After a binding returned `n` on `L` with `ld_memory_owed` set: raises Lua's memory error
+/// After a binding returned on `L` with `ld_memory_owed` set (not to yield or call Lua): raises Lua's memory error
 /// (status LUA_ERRMEM, "not enough memory", as a refused allocation does) if a copy was
 /// refused, or if the budget is still past its limit (by more than LD_MEMORY_SLACK) once `L`
-/// has been collected; otherwise forgets the debt. A binding that
-/// yields or calls Lua leaves the debt to the next one.
-void ld_memory_settle(lua_State *L, int n);
+/// has been collected; otherwise forgets the debt.
+void ld_memory_settle(lua_State *L);
 
 /// The budget `L`'s allocations charge (NULL: none); alloc.c.
 struct ld_budget *ld_state_budget(lua_State *L);
