@@ -49,7 +49,7 @@ enum TaskBinding {
                 task.handleCollected = true
                 if task.isFinished { a.runtime.reportUnobserved(task, inline: false) }
             }
-            return try ObjectTable.gc(a)
+            return ObjectTable.gc(a, .task)
         }
         m.types.append(t)
     }
