@@ -15,6 +15,8 @@
 local d = require("dispatch")
 local mode, first, last = ...
 local sandboxed = d.fd == nil
+-- Each call is named before it is made: the last name printed is the call that crashed.
+local say = io and function(s) io.stderr:write(s, "\n") end or print
 
 local function resuming(...)
     -- The function value: calls its first argument when that is a function (await's resume),
@@ -190,7 +192,7 @@ local function fuzz(c)
             if n == p or plausible[n] ~= nil then
                 local args = table.move(plausible, 1, n, 1, {})
                 args[p] = value
-                io.stderr:write(c.label, " #", p, "/", n, " ", shown, "\n")
+                say(c.label .. " #" .. p .. "/" .. n .. " " .. shown)
                 call(c, f, args, n)
             end
         end
