@@ -10,8 +10,7 @@ import XCTest
 /// the child named) rather than ending the test; each call is protected by pcall and each child
 /// runs under a time limit. No child may end by a signal, hang, or stop before its last call.
 ///
-/// Not called: `dispatch.exit` (ends the process), `dispatch.kill` (signals any process: 0 and
-/// -1 are its process group and every process), `dispatch.run` (serves the main queue until the
+/// Not called: `dispatch.exit` (ends the process), `dispatch.run` (serves the main queue until the
 /// program's work ends, which the fuzzer's live timers and suspended queues never do),
 /// `dispatch.sleep` longer than 10 ms and `concurrent_perform` of more than 1,000 iterations
 /// (they do as long as they are asked; the time limit ends them).

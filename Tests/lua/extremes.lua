@@ -71,7 +71,7 @@ local candidates = { 0, "x", resuming, {}, true, 0.5 }
 
 -- What is not called, and why.
 local function skipped(name, args, n)
-    if name == "exit" or name == "kill" then return true end     -- ends the process / signals any process
+    if name == "exit" then return true end                       -- ends the process
     if name == "run" then return true end                        -- serves the main queue until the fuzz's live objects end
     if name == "sleep" then                                      -- sleeps as long as asked
         return type(args[1]) ~= "number" or args[1] > 0.01 or args[1] ~= args[1]

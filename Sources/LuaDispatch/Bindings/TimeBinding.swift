@@ -202,7 +202,16 @@ enum TimeBinding {
             lua_pushboolean(a.L, op(x, y) ? 1 : 0)
             return 1
         }
-        t.meta("__eq") { a throws(LuaError) in try compare(a, ==) }
+        t.meta("__eq") { a throws(LuaError) in
+            // Lua asks only when both operands are userdata; another type is simply unequal
+            // (`dispatch.now() == queue` is false, as for data and queues).
+            guard let x = objects(a).value(a.L, 1, kind), let y = objects(a).value(a.L, 2, kind) else {
+                lua_pushboolean(a.L, 0)
+                return 1
+            }
+            lua_pushboolean(a.L, x == y ? 1 : 0)
+            return 1
+        }
         t.meta("__lt") { a throws(LuaError) in try compare(a, <) }
         t.meta("__le") { a throws(LuaError) in try compare(a, <=) }
         t.meta("__tostring") { a throws(LuaError) in
