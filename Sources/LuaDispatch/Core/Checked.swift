@@ -23,9 +23,10 @@ extension Options {
 }
 
 enum Checked {
-    /// The number at `i` as Lua prints it (`-1e+308`, `-inf`, `nan`, `-1`): converting it to a
-    /// Swift `Int` to show it trapped for values beyond Int's range.
+    /// The number at `i` as Lua prints it (`-1e+308`, `-inf`, `-1`; a NaN as `nan` whatever its
+    /// sign): converting it to a Swift `Int` to show it trapped for values beyond Int's range.
     static func shown(_ L: OpaquePointer, _ i: Int32) -> String {
+        if lua_type(L, i) == LUA_TNUMBER, lua_tonumberx(L, i, nil).isNaN { return "nan" }
         lua_pushvalue(L, i)
         defer { ld_pop(L, 1) }
         return Lua.string(L, -1) ?? "?"

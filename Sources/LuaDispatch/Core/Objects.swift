@@ -106,19 +106,14 @@ final class ObjectTable {
         return 0
     }
 
-    /// The `__gc` of host objects and host functions (Embedding/): releases the Swift object of
-    /// a userdata whose metatable is the one its layout names (a host object's type, keyed by
-    /// its tag; the host functions' boxes); any other value is left alone.
+    /// The `__gc` of host functions' boxes (Embedding/HostCallable.swift): releases the Swift
+    /// object of a userdata with the boxes' metatable; any other value is left alone.
     static func gc(_ a: Args) throws(LuaError) -> Int32 {
         let L = a.L
-        guard lua_type(L, 1) == LUA_TUSERDATA, let p = lua_touserdata(L, 1)?.assumingMemoryBound(to: UnsafeMutableRawPointer?.self),
+        guard lua_type(L, 1) == LUA_TUSERDATA, lua_rawlen(L, 1) == MemoryLayout<UnsafeRawPointer>.size,
+              let p = lua_touserdata(L, 1)?.assumingMemoryBound(to: UnsafeMutableRawPointer?.self),
               lua_getmetatable(L, 1) != 0 else { return 0 }
-        let word = MemoryLayout<UnsafeRawPointer>.size
-        switch Int(lua_rawlen(L, 1)) {
-        case word: lua_rawgetp(L, ld_registryindex(), HostCalls.boxMetatable)
-        case 2 * word: lua_rawgetp(L, ld_registryindex(), p[1])
-        default: lua_pushnil(L)
-        }
+        lua_rawgetp(L, ld_registryindex(), HostCalls.boxMetatable)
         let ours = lua_rawequal(L, -1, -2) != 0
         ld_pop(L, 2)
         if ours { release(p) }
@@ -132,7 +127,7 @@ final class ObjectTable {
     }
 
     /// The `__gc` of every object type without one of its own.
-    private static let releaseObject: ld_object_release_fn = { object in
+    static let releaseObject: ld_object_release_fn = { object in
         Unmanaged<AnyObject>.fromOpaque(object!).release()
     }
 

@@ -1,0 +1,40 @@
+import XCTest
+@testable import LuaDispatch
+
+/// The `__gc` of host objects and host functions (reached through `debug.getmetatable` and
+/// `debug.getupvalue`) releases only a userdata of its own kind: a time value, io.stdout or
+/// another host type's object is left alone; a host function whose box it released raises.
+final class HostGCTests: XCTestCase {
+    func testHostObjectGCLeavesOtherValuesAlone() {
+        let run = runLua("""
+            local host = require("host")
+            local a, l = host.account, host.ledger
+            local _, box = debug.getupvalue(t.record, 2)
+            for _, gc in ipairs{debug.getmetatable(a).__gc, debug.getmetatable(l).__gc, debug.getmetatable(box).__gc} do
+              for _, v in ipairs{dispatch.now(), io.stdout, dispatch.queue("q"), dispatch.data("x"), 1, "s", {}} do gc(v) end
+            end
+            debug.getmetatable(l).__gc(a)
+            debug.getmetatable(a).__gc(box)
+            t.record(a.owner, l:size(), io.stdout:write("") == io.stdout)
+            """, setup: { rt in
+                rt.register(module: "host") { m in
+                    m.value("account", LuaValue.object(Account(owner: "ann")))
+                    m.value("ledger", LuaValue.object(Ledger()))
+                }
+            })
+        assertClean(run)
+        XCTAssertEqual(run.records.first, ["ann", 0, true])
+    }
+
+    func testHostFunctionWhoseBoxWasReleasedRaises() {
+        let run = runLua("""
+            local record = t.record
+            local _, box = debug.getupvalue(record, 2)
+            debug.getmetatable(box).__gc(box)
+            local ok, e = pcall(record, 1)
+            error("after: " .. tostring(ok) .. " " .. tostring(e), 0)
+            """)
+        XCTAssertFalse(run.ok)
+        XCTAssertEqual(run.errors.first?.message, "after: false host function called after it was collected")
+    }
+}
