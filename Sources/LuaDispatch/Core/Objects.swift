@@ -100,9 +100,10 @@ final class ObjectTable {
     nonisolated(unsafe) private static let tags: [UnsafeRawPointer] = ObjectKind.allCases.map { ld_object_tag(Int32($0.rawValue))! }
 
     /// The `__gc` of the types with one of their own (`kind`): releases the Swift object of a
-    /// userdata of that type; any other value (a call through `debug.getmetatable`) is left alone.
+    /// userdata of that type when the collector calls it; a script's own call (through
+    /// `debug.getmetatable`), or any other value, is left alone.
     static func gc(_ a: Args, _ kind: ObjectKind) -> Int32 {
-        if let p = ld_object_at(a.L, 1, tags[kind.rawValue]) { release(p) }
+        if let p = ld_object_at(a.L, 1, tags[kind.rawValue]), ld_in_finalizer(a.L) != 0 { release(p) }
         return 0
     }
 
@@ -110,7 +111,7 @@ final class ObjectTable {
     /// object of a userdata with the boxes' metatable; any other value is left alone.
     static func gc(_ a: Args) throws(LuaError) -> Int32 {
         let L = a.L
-        guard lua_type(L, 1) == LUA_TUSERDATA, lua_rawlen(L, 1) == MemoryLayout<UnsafeRawPointer>.size,
+        guard ld_in_finalizer(L) != 0, lua_type(L, 1) == LUA_TUSERDATA, lua_rawlen(L, 1) == MemoryLayout<UnsafeRawPointer>.size,
               let p = lua_touserdata(L, 1)?.assumingMemoryBound(to: UnsafeMutableRawPointer?.self),
               lua_getmetatable(L, 1) != 0 else { return 0 }
         lua_rawgetp(L, ld_registryindex(), HostCalls.boxMetatable)
