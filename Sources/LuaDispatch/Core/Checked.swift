@@ -4,24 +4,6 @@ import CLuaShim
 /// Range checks for numbers that come from Lua, before Swift arithmetic or a conversion uses
 /// them: Swift traps on overflow, so an unchecked count or time from a script ended the process
 /// (SIGILL). Out of range is lauxlib's `bad argument #N to 'f' (... out of range)`.
-extension Args {
-    /// Argument `i` as an integer in `range`; `what` names it in the error.
-    func integer(_ i: Int32, in range: ClosedRange<Int>, _ what: String) throws(LuaError) -> Int {
-        let v = try integer(i)
-        guard range.contains(v) else { throw .argument(i, "\(what) out of range") }
-        return v
-    }
-}
-
-extension Options {
-    /// The option's value as an integer in `range`.
-    func integer(in range: ClosedRange<Int>) throws(LuaError) -> Int {
-        let v = try integer()
-        guard range.contains(v) else { throw .argument(index, "option '\(key)' out of range") }
-        return v
-    }
-}
-
 enum Checked {
     /// The number at `i` as Lua prints it (`-1e+308`, `-inf`, `-1`; a NaN as `nan` whatever its
     /// sign): converting it to a Swift `Int` to show it trapped for values beyond Int's range.

@@ -26,7 +26,7 @@ enum HostCalls {
     /// interpreter, the boxes' metatable.
     static func install(_ m: inout ModuleSpec) {
         call = Bindings.register("host function") { a throws(LuaError) in
-            // nil once the box's __gc ran (called directly, through debug.getupvalue).
+            // nil once the collector ran the box's __gc (another finalizer may still call it).
             guard let box = lua_touserdata(a.L, ld_upvalueindex(2))?.load(as: UnsafeRawPointer?.self) else {
                 throw .message("host function called after it was collected")
             }

@@ -17,12 +17,12 @@ enum ConcurrentMapBinding {
         m.function("concurrent_map") { a throws(LuaError) in try concurrentMap(a) }
     }
 
-    /// Iterations per task when `chunk` is not given: about four tasks per core, so that the
-    /// copy of `fn` (made once per task) is paid a bounded number of times however large `n`
-    /// is, while uneven iterations still balance across cores.
     /// The most chunks one call makes (a slot each, allocated up front).
     static let maxChunks = 1 << 23
 
+    /// Iterations per task when `chunk` is not given: about four tasks per core, so that the
+    /// copy of `fn` (made once per task) is paid a bounded number of times however large `n`
+    /// is, while uneven iterations still balance across cores.
     static func defaultChunk(_ n: Int) -> Int {
         let tasks = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) * 4
         return max(1, (n + tasks - 1) / tasks)
