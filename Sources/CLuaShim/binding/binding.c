@@ -5,6 +5,7 @@
 #include "ld_alloc.h"
 #include "ld_control.h"
 #include "ld_memory.h"
+#include "ld_finalizer.h"
 
 #include <stdlib.h>
 
@@ -149,7 +150,7 @@ static int object_gc(lua_State *L) {
     const char *tag = p[1], *wanted = lua_touserdata(L, lua_upvalueindex(2));
     if (wanted != NULL ? tag != wanted : (tag < object_tags || tag >= object_tags + sizeof object_tags)) return 0;
     void *object = p[0];
-    if (object == NULL) return 0;
+    if (object == NULL || !ld_in_finalizer(L)) return 0;
     p[0] = NULL;
     ld_object_release_fn release = (ld_object_release_fn)lua_touserdata(L, lua_upvalueindex(1));
     int enforced = ld_alloc_enforced;

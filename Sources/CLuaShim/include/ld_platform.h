@@ -6,6 +6,7 @@
 // |--------------------------------------|------------------------------------------------------|
 // | futex wait/wake (the interpreter lock)| os_unfair_lock, or __ulock_wait/__ulock_wake          |
 // | gettid, tgkill (the switch signal)   | pthread_threadid_np, pthread_kill                    |
+// | pthread_getattr_np (ld_thread_stack) | pthread_get_stackaddr_np, pthread_get_stacksize_np   |
 // | epoll (ld_watch_*, ld_epoll_refusal) | a kqueue (EVFILT_READ/WRITE, EV_ONESHOT)             |
 // | pidfd_open (process sources)         | DispatchSource.makeProcessSource                     |
 // | eventfd (ld_ready_fd, Ctrl-C's wake) | a pipe, or an EVFILT_USER event                      |
@@ -22,6 +23,8 @@
 
 /// The calling thread's kernel id (gettid(2)).
 int64_t ld_gettid(void);
+/// The calling thread's stack: its lowest address and size (NULL and 0 when unknown).
+void ld_thread_stack(void **low, size_t *size);
 /// Sends `sig` to thread `tid` of this process (tgkill(2)); 0, or -1 + errno.
 int ld_thread_signal(int32_t tid, int sig);
 

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -15,6 +16,16 @@
 #include <unistd.h>
 
 int64_t ld_gettid(void) { return (int64_t)syscall(SYS_gettid); }
+
+void ld_thread_stack(void **low, size_t *size) {
+    *low = NULL;
+    *size = 0;
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+        pthread_attr_getstack(&attr, low, size);
+        pthread_attr_destroy(&attr);
+    }
+}
 
 int ld_thread_signal(int32_t tid, int sig) { return (int)syscall(SYS_tgkill, getpid(), tid, sig); }
 

@@ -99,18 +99,36 @@ final class ObjectTable {
     @exclusivity(unchecked) private var objectFields: [((OpaquePointer, AnyObject) -> Void)?] = Array(repeating: nil, count: ObjectKind.allCases.count)
     nonisolated(unsafe) private static let tags: [UnsafeRawPointer] = ObjectKind.allCases.map { ld_object_tag(Int32($0.rawValue))! }
 
-    /// The `__gc` shared by every object type: releases the Swift object.
-    static func gc(_ a: Args) throws(LuaError) -> Int32 {
-        if let p = lua_touserdata(a.L, 1)?.assumingMemoryBound(to: UnsafeMutableRawPointer?.self),
-           let object = p.pointee {
-            p.pointee = nil
-            Unmanaged<AnyObject>.fromOpaque(object).release()
-        }
+    /// The `__gc` of the types with one of their own (`kind`): releases the Swift object of a
+    /// userdata of that type when the collector calls it; a script's own call (through
+    /// `debug.getmetatable`), or any other value, is left alone.
+    static func gc(_ a: Args, _ kind: ObjectKind) -> Int32 {
+        if let p = ld_object_at(a.L, 1, tags[kind.rawValue]), ld_in_finalizer(a.L) != 0 { release(p) }
         return 0
     }
 
+    /// The `__gc` of host functions' boxes (Embedding/HostCallable.swift): releases the Swift
+    /// object of a userdata with the boxes' metatable; any other value is left alone.
+    static func gc(_ a: Args) throws(LuaError) -> Int32 {
+        let L = a.L
+        guard ld_in_finalizer(L) != 0, lua_type(L, 1) == LUA_TUSERDATA, lua_rawlen(L, 1) == MemoryLayout<UnsafeRawPointer>.size,
+              let p = lua_touserdata(L, 1)?.assumingMemoryBound(to: UnsafeMutableRawPointer?.self),
+              lua_getmetatable(L, 1) != 0 else { return 0 }
+        lua_rawgetp(L, ld_registryindex(), HostCalls.boxMetatable)
+        let ours = lua_rawequal(L, -1, -2) != 0
+        ld_pop(L, 2)
+        if ours { release(p) }
+        return 0
+    }
+
+    private static func release(_ p: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+        guard let object = p.pointee else { return }
+        p.pointee = nil
+        Unmanaged<AnyObject>.fromOpaque(object).release()
+    }
+
     /// The `__gc` of every object type without one of its own.
-    private static let releaseObject: ld_object_release_fn = { object in
+    static let releaseObject: ld_object_release_fn = { object in
         Unmanaged<AnyObject>.fromOpaque(object!).release()
     }
 
@@ -148,11 +166,9 @@ final class ObjectTable {
         // the VM, not a call of a C function.
         Lua.setField(L, mt, "__index")
         if kind != .time && kind != .walltime {
-            if let release = type.release {
-                ld_push_release(L, release, Self.tags[kind.rawValue])
-            } else {
-                ld_push_release(L, Self.releaseObject, nil)
-            }
+            // The type's own tag, so that `__gc` called on any other userdata (a time value,
+            // another type's object, `io.stdout`) does nothing, as luaL_checkudata would refuse.
+            ld_push_release(L, type.release ?? Self.releaseObject, Self.tags[kind.rawValue])
             Lua.setField(L, mt, "__gc")
         }
         for (name, id) in type.metamethods {

@@ -100,7 +100,7 @@ struct SyncWait: Waitable {
         rt.acquire()
         if counted { rt.mainQueueSyncStarts(Unmanaged<QueueObject>.fromOpaque(frameQueue).takeUnretainedValue()) }
         let traced = rt.traceBegin(T, requested, Unmanaged<QueueObject>.fromOpaque(frameQueue).takeUnretainedValue().label, .sync)
-        let ok = ld_pcall(T, 0, ld_multret(), 0) == LUA_OK
+        let ok = Nesting.pcall(T, 0, ld_multret(), 0) == LUA_OK
         rt.traceEnd(traced)
         lua_pushboolean(T, ok ? 1 : 0)
         rt.drainDeferred()
@@ -131,6 +131,7 @@ struct SyncWait: Waitable {
     /// without a retain; nil when the arguments are anything else (the binding's general path).
     static func plain(_ a: Args, barrier: Bool) throws(LuaError) -> Int32? {
         guard a.count == 2, a.type(2) == LUA_TFUNCTION else { return nil }
+        try Nesting.check()
         let rt = Unmanaged<Runtime>.fromOpaque(ld_extraspace(a.L).pointee!)
         let result: Result<Int32, LuaError>? = rt._withUnsafeGuaranteedRef { runtime in
             guard let q = runtime.objects.unmanaged(a.L, 1, .queue, as: QueueObject.self) else { return nil }

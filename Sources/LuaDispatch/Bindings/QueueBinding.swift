@@ -256,6 +256,7 @@ enum QueueBinding {
 
     /// `q:sync(fn or item)`: runs on the calling thread's behalf and returns fn's results.
     static func sync(_ a: Args, _ q: QueueObject, _ i: Int32, barrier: Bool) throws(LuaError) -> Int32 {
+        try Nesting.check()
         if a.type(i) == LUA_TFUNCTION {
             let rt = a.runtime
             return try rt.wait(a, SyncWait(runtime: .passUnretained(rt), L: a.L, queue: .passUnretained(q), function: i, barrier: barrier))
@@ -271,6 +272,7 @@ enum QueueBinding {
         let n = try a.integer(1)
         guard n >= 0 else { throw .argument(1, "iteration count must be >= 0, got \(n)") }
         try a.function(2)
+        try Nesting.check()
         let rt = a.runtime, L = a.L
         let fn = a.ref(2)
         let errorRef = Shared(LUA_NOREF)  // written under the interpreter lock
@@ -284,7 +286,7 @@ enum QueueBinding {
             lua_rawgeti(T, ld_registryindex(), lua_Integer(fn))
             let traced = rt.traceBegin(T, requested, "concurrent_perform", .apply)
             lua_pushinteger(T, lua_Integer(i + 1))
-            if ld_pcall(T, 1, 0, 0) != LUA_OK, errorRef.value == LUA_NOREF {
+            if Nesting.pcall(T, 1, 0, 0) != LUA_OK, errorRef.value == LUA_NOREF {
                 errorRef.value = luaL_ref(T, ld_registryindex())
             }
             rt.traceEnd(traced)

@@ -10,7 +10,7 @@ enum SwitchingBinding {
             if !a.isNoneOrNil(1) {
                 let seconds = try a.number(1)
                 guard seconds >= 0 else {
-                    let shown = seconds.isNaN ? "nan" : seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+                    let shown = Checked.shown(a.L, 1)
                     throw .argument(1, "interval must be >= 0, got \(shown)")
                 }
                 rt.switchInterval = seconds

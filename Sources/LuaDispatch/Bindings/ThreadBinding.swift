@@ -68,6 +68,7 @@ enum ThreadBinding {
             let pid = try a.integer(1)
             let signal = try Signals.argument(a, 2)
             guard pid > 0 else { throw .argument(1, "pid must be > 0, got \(pid)") }
+            guard pid <= Int(Int32.max) else { throw .argument(1, "pid out of range") }
             if Glibc.kill(pid_t(pid), signal) == 0 {
                 lua_pushboolean(a.L, 1)
                 return 1

@@ -139,14 +139,22 @@ enum TimeBinding {
         t.tm_hour = Int32(f.hour)
         t.tm_min = Int32(f.min)
         t.tm_sec = 0
-        let seconds = Int64(timegm(&t))
-        return seconds * 1_000_000_000 + Int64(f.sec * 1e9)
+        // Nanoseconds since 1970 in 64 bits reach from 1677 to 2262.
+        guard let ns = Checked.multiplyAdd(Int64(timegm(&t)), 1_000_000_000, Int64(f.sec * 1e9)) else {
+            throw .argument(i, "date out of range")
+        }
+        return ns
     }
 
     static func format(_ kind: ObjectKind, _ v: Int64) -> String {
         if kind == .time { return "dispatch.time(\(Double(v) / 1e9))" }
-        var seconds = time_t(v >= 0 ? v / 1_000_000_000 : (v - 999_999_999) / 1_000_000_000)
-        let nanos = v - Int64(seconds) * 1_000_000_000
+        // Floor division, without the overflow of `v - 999_999_999` near Int64.min.
+        var seconds = time_t(v / 1_000_000_000)
+        var nanos = v % 1_000_000_000
+        if nanos < 0 {
+            seconds -= 1
+            nanos += 1_000_000_000
+        }
         var t = tm()
         gmtime_r(&seconds, &t)
         func pad(_ n: Int32, _ width: Int) -> String {
@@ -165,7 +173,8 @@ enum TimeBinding {
         t.meta("__add") { a throws(LuaError) in
             // time + seconds, or seconds + time
             let (ti, si): (Int32, Int32) = objects(a).isKind(a.L, 1, kind) ? (1, 2) : (2, 1)
-            let v = objects(a).value(a.L, ti, kind)!
+            // Called directly (`debug.getmetatable(t).__add(1, 2)`), neither may be a time.
+            guard let v = objects(a).value(a.L, ti, kind) else { throw a.typeError(ti, kind.typeName) }
             let s = try a.number(si)
             guard !s.isNaN else { throw .argument(si, "number is NaN") }
             objects(a).pushValue(a.L, bounded(v.addingSaturating(Deadline.nanos(s))), kind)
@@ -193,7 +202,16 @@ enum TimeBinding {
             lua_pushboolean(a.L, op(x, y) ? 1 : 0)
             return 1
         }
-        t.meta("__eq") { a throws(LuaError) in try compare(a, ==) }
+        t.meta("__eq") { a throws(LuaError) in
+            // Lua asks only when both operands are userdata; another type is simply unequal
+            // (`dispatch.now() == queue` is false, as for data and queues).
+            guard let x = objects(a).value(a.L, 1, kind), let y = objects(a).value(a.L, 2, kind) else {
+                lua_pushboolean(a.L, 0)
+                return 1
+            }
+            lua_pushboolean(a.L, x == y ? 1 : 0)
+            return 1
+        }
         t.meta("__lt") { a throws(LuaError) in try compare(a, <) }
         t.meta("__le") { a throws(LuaError) in try compare(a, <=) }
         t.meta("__tostring") { a throws(LuaError) in

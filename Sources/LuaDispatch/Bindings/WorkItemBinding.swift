@@ -62,7 +62,7 @@ extension Runtime {
         let n = ld_frame_count()
         let traced = traceBegin(T, requested, currentQueue()?.label, n > 0 && ld_frame_barrier(n - 1) != 0 ? .barrier : .workItem,
                                 flow: requested != 0 ? ld_take_pending_flow() : 0)
-        if ld_pcall(T, 0, 0, 1) != LUA_OK { reportError(T, label: currentQueue()?.label) }
+        if Nesting.pcall(T, 0, 0, 1) != LUA_OK { reportError(T, label: currentQueue()?.label) }
         traceEnd(traced)
         giveBack(T)
         leaveLua()
@@ -101,6 +101,7 @@ enum WorkItemBinding {
         var t = ObjectType(.workItem)
         t.method("perform") { a throws(LuaError) in
             let item: WorkItemObject = try a.object(1, .workItem)
+            try Nesting.check()
             a.runtime.unlocked { item.run() }
             return 0
         }

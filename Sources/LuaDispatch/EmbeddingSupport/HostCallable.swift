@@ -26,7 +26,10 @@ enum HostCalls {
     /// interpreter, the boxes' metatable.
     static func install(_ m: inout ModuleSpec) {
         call = Bindings.register("host function") { a throws(LuaError) in
-            let box = lua_touserdata(a.L, ld_upvalueindex(2))!.load(as: UnsafeRawPointer.self)
+            // nil once the collector ran the box's __gc (another finalizer may still call it).
+            guard let box = lua_touserdata(a.L, ld_upvalueindex(2))?.load(as: UnsafeRawPointer?.self) else {
+                throw .message("host function called after it was collected")
+            }
             let callable = Unmanaged<HostCallable>.fromOpaque(box).takeUnretainedValue()
             return try callable.body(Args(L: a.L, runtime: a.runtime, name: callable.name))
         }

@@ -75,7 +75,8 @@ enum HostObjects {
         let mt = lua_gettop(L)
         Lua.push(L, type.name)
         Lua.setField(L, mt, "__name")
-        ld_push_binding(L, Module.spec.gc)
+        // Releases only a userdata with this type's tag (called with anything else, nothing).
+        ld_push_release(L, ObjectTable.releaseObject, key)
         Lua.setField(L, mt, "__gc")
         Lua.push(L, "locked")
         Lua.setField(L, mt, "__metatable")

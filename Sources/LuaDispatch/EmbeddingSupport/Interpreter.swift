@@ -76,7 +76,7 @@ extension Runtime {
         // A call from outside Lua (a held function the host calls) gets the runtime's time limit.
         let limited = ld_running_count() == 0 ? try beginLimitedCall() : false
         defer { endLimitedRun(limited) }
-        let status = ld_pcall(T, count, results, 1)
+        let status = Nesting.pcall(T, count, results, 1)
         traceEnd(traced)
         if status != LUA_OK { throw scriptError(T, status: status) }
     }

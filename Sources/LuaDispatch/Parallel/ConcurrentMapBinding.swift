@@ -17,6 +17,9 @@ enum ConcurrentMapBinding {
         m.function("concurrent_map") { a throws(LuaError) in try concurrentMap(a) }
     }
 
+    /// The most chunks one call makes (a slot each, allocated up front).
+    static let maxChunks = 1 << 23
+
     /// Iterations per task when `chunk` is not given: about four tasks per core, so that the
     /// copy of `fn` (made once per task) is paid a bounded number of times however large `n`
     /// is, while uneven iterations still balance across cores.
@@ -29,6 +32,8 @@ enum ConcurrentMapBinding {
         let L = a.L
         let n = try a.integer(1)
         guard n >= 0 else { throw .argument(1, "iteration count must be >= 0, got \(n)") }
+        // The results are one Lua table.
+        guard n <= Checked.maxCount else { throw .argument(1, "count out of range") }
         try a.function(2)
         guard lua_iscfunction(L, 2) == 0 else { throw .argument(2, "Lua function expected, got C function") }
         var chunk: Int?
@@ -53,6 +58,8 @@ enum ConcurrentMapBinding {
 
         let size = chunk ?? defaultChunk(n)
         let tasks = n / size + (n % size == 0 ? 0 : 1)
+        // One slot per chunk is allocated up front.
+        guard tasks <= maxChunks else { throw .argument(3, "option 'chunk' too small: more than \(maxChunks) chunks") }
         let slots = Slots(tasks)
         let runtime = a.runtime
         runtime.unlocked {
@@ -75,7 +82,7 @@ enum ConcurrentMapBinding {
     /// Builds `{fn(1), ..., fn(n)}` from the tasks' copied results. Lock held.
     private static func collect(_ L: OpaquePointer, _ slots: Slots, n: Int, size: Int) throws(LuaError) -> Int32 {
         guard lua_checkstack(L, 8) != 0 else { throw .message("concurrent_map: stack overflow") }
-        lua_createtable(L, Int32(clamping: n), 0)
+        lua_createtable(L, Int32(min(n, 1 << 16)), 0)  // presized to a bound: the rest grows as filled
         let results = lua_gettop(L)
         for (t, slot) in slots.buffer.enumerated() {
             guard let values = slot?.values else { continue }

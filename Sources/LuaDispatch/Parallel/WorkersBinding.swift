@@ -30,8 +30,8 @@ enum WorkersBinding {
         }
         pool.meta("__gc") { a throws(LuaError) in
             // Queued and running jobs still finish (each keeps the pool); then the workers go.
-            (a.optionalObject(1, .pool, as: PoolObject.self))?.close()
-            return try ObjectTable.gc(a)
+            if ld_in_finalizer(a.L) != 0 { (a.optionalObject(1, .pool, as: PoolObject.self))?.close() }
+            return ObjectTable.gc(a, .pool)
         }
         pool.meta("__tostring") { a throws(LuaError) in
             Lua.push(a.L, (try a.object(1, .pool, as: PoolObject.self)).description)

@@ -46,11 +46,11 @@ enum TaskBinding {
         t.meta("__gc") { a throws(LuaError) in
             // Nobody can wait on the task any more: an error it ended with, or ends with, is
             // unobserved.
-            if let task: TaskObject = a.optionalObject(1, .task) {
+            if ld_in_finalizer(a.L) != 0, let task: TaskObject = a.optionalObject(1, .task) {
                 task.handleCollected = true
                 if task.isFinished { a.runtime.reportUnobserved(task, inline: false) }
             }
-            return try ObjectTable.gc(a)
+            return ObjectTable.gc(a, .task)
         }
         m.types.append(t)
     }
