@@ -55,7 +55,12 @@ final class NetPoller: @unchecked Sendable {
         self.set = set
         source = DispatchSource.makeReadSource(fileDescriptor: set, queue: queue.queue)
         source.setEventHandler { [unowned self] in drain() }
-        source.setCancelHandler { Glibc.close(set) }
+        // Retiring counts as work until the set is closed, so that a host idle after the last
+        // connection closed has no descriptor of the runtime's left open.
+        source.setCancelHandler { [runtime] in
+            Glibc.close(set)
+            runtime.workDone()
+        }
         source.activate()
     }
 
@@ -75,6 +80,7 @@ final class NetPoller: @unchecked Sendable {
         Self.pollers.withLock { all in
             if all[ObjectIdentifier(queue)] === self { all.removeValue(forKey: ObjectIdentifier(queue)) }
         }
+        runtime.workAdded()
         source.cancel()
     }
 
