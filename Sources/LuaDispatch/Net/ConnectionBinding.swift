@@ -39,7 +39,7 @@ enum ConnectionBinding {
     static func serve(_ a: Args) throws(LuaError) -> Int32 {
         try a.table(1)
         var backlog = 511, reuseport = false
-        var given: QueueObject?, onError: Int32?
+        var given: QueueObject?, onErrorRef: LuaRef?
         let target = try Endpoint.parse(a, 1, ports: 0...65535) { o throws(LuaError) in
             switch o.key {
             case "backlog":
@@ -47,13 +47,12 @@ enum ConnectionBinding {
                 guard backlog >= 0 else { throw .argument(1, "option 'backlog': must be >= 0, got \(backlog)") }
             case "queue": given = try o.object(.queue)
             case "reuseport": reuseport = try o.bool()
-            case "on_error": onError = try o.function()
+            case "on_error": onErrorRef = LuaRef(a.runtime, a.ref(try o.function()))
             default: return false
             }
             return true
         }
         try a.function(2)
-        let onErrorRef = onError.map { LuaRef(a.runtime, $0) }
         ld_net_quiet_sigpipe()
         var addr: ld_net_addr
         switch target.resolve(a, datagram: false) {

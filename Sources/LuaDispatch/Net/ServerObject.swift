@@ -101,13 +101,19 @@ final class ServerObject: PollMember, @unchecked Sendable {
                 writeStderr("luadispatch: warning: dispatch.net.serve: \(message)\n")
             }
         }
-        poller.queue.queue.asyncAfter(deadline: .now() + Self.retryDelay) { [self] in
-            guard runtime.enterLua() else { return }
-            if open && paused {
-                paused = false
-                _ = ld_netpoll_interest(poller.set, fd, token, 0, Int32(LD_NETPOLL_READ))
+        // Not a Dispatch timer: libdispatch makes its timer descriptor when it first needs it,
+        // and in a process out of descriptors it cannot, so the timer would never fire.
+        let q = poller.queue.queue
+        DispatchQueue.global().async { [self] in
+            usleep(useconds_t(Self.retryDelay * 1e6))
+            q.async { [self] in
+                guard runtime.enterLua() else { return }
+                if open && paused {
+                    paused = false
+                    _ = ld_netpoll_interest(poller.set, fd, token, 0, Int32(LD_NETPOLL_READ))
+                }
+                runtime.leaveLua()
             }
-            runtime.leaveLua()
         }
     }
 
