@@ -10,8 +10,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "ld_net.h"
-
 /// Readiness flags of a report.
 enum { LD_NETPOLL_READ = 1, LD_NETPOLL_WRITE = 2, LD_NETPOLL_HUP = 4 };
 
@@ -42,9 +40,9 @@ ssize_t ld_netpoll_write(int fd, const void *buf, size_t size);
 int ld_netpoll_set_option(int fd, int option, int value);
 int ld_netpoll_get_option(int fd, int option);
 
-/// A listening stream socket bound to `a` as ld_net_listen makes it, with SO_REUSEPORT when
-/// `reuseport`: the descriptor, or -errno.
-int ld_netpoll_listen(const ld_net_addr *a, int backlog, int reuseport);
+/// A listening stream socket bound to `a` (an ld_net_addr of ld_net.h) as ld_net_listen makes it,
+/// with SO_REUSEPORT when `reuseport`: the descriptor, or -errno.
+int ld_netpoll_listen(const void *a, int backlog, int reuseport);
 
 /// A socket's type (SO_TYPE: SOCK_STREAM...), or -errno (-ENOTSOCK).
 int ld_netpoll_socket_type(int fd);

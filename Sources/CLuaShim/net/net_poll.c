@@ -1,5 +1,6 @@
 // The readiness set of dispatch.net's connections: see include/ld_netpoll.h.
 #include "ld_netpoll.h"
+#include "ld_net.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -129,8 +130,14 @@ int ld_netpoll_get_option(int fd, int option) {
     return getsockopt(fd, level, name, &value, &len) == 0 ? value : -errno;
 }
 
-int ld_netpoll_listen(const ld_net_addr *a, int backlog, int reuseport) {
+int ld_netpoll_listen(const void *addr, int backlog, int reuseport) {
+    const ld_net_addr *a = addr;
+#ifdef SOCK_CLOEXEC
+    // Close-on-exec from the start: a program started meanwhile must not inherit it.
+    int fd = socket(a->storage.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+#else
     int fd = socket(a->storage.ss_family, SOCK_STREAM, 0);
+#endif
     if (fd < 0) return -errno;
     int on = 1, e = ld_netpoll_prepare(fd);
     if (e != 0) { close(fd); return e; }
