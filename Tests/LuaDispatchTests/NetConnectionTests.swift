@@ -133,6 +133,69 @@ final class NetConnectionTests: XCTestCase {
         ])
     }
 
+    /// Back-pressure: bytes the peer does not read are queued (`write_queue_size`), `on_drain`
+    /// runs once they are written, write callbacks run in order; `close{now = true}` drops a
+    /// queue; a connection Lua drops while idle is closed by the collector.
+    func testQueueDrainAndClose() {
+        let out = IOHarness().run("""
+            local net = dispatch.net
+            local big = string.rep("x", 16 << 20)  -- more than the kernel buffers on either side
+            local server
+            server = assert(net.serve({port = 0}, function(conn)
+              assert(conn:write(big, function() t.emit("first written") end))
+              assert(conn:write("!", function() t.emit("second written") end))
+              t.emit("queued", conn.write_queue_size > 0)
+              conn:on_drain(function()
+                t.emit("drained", conn.write_queue_size)
+                conn:close()
+                server:close()
+              end)
+            end))
+            net.dial({port = server.port}, function(conn)
+              dispatch.main:after(0.2, function()     -- read only later: the server's queue fills
+                local got = 0
+                conn:on_data(function(data)
+                  if not data then t.emit("received", got); return conn:close() end
+                  got = got + #data
+                end)
+              end)
+            end)
+            -- close{now = true} drops what is queued, and the peer sees the end at once.
+            local s2
+            s2 = assert(net.serve({port = 0}, function(conn)
+              conn:write(big)
+              conn:close{now = true}
+              t.emit("closed now", conn.closed, conn.write_queue_size)
+              s2:close()
+            end))
+            net.dial({port = s2.port}, function(conn)
+              local got = 0
+              conn:on_data(function(data, err, code)
+                if data then got = got + #data; return end
+                t.emit("dropped", got < #big)
+                conn:close()
+              end)
+            end)
+            -- An idle connection no longer reachable is closed when collected.
+            local s3
+            s3 = assert(net.serve({port = 0}, function(conn)
+              conn:on_data(function(data)
+                if not data then t.emit("collected: the peer saw the end"); conn:close(); s3:close() end
+              end)
+            end))
+            net.dial({port = s3.port}, function(conn)
+              conn = nil
+              dispatch.main:async(function() collectgarbage() collectgarbage() end)
+            end)
+            """)
+        XCTAssertEqual(Set(out), [
+            "queued true", "first written", "second written", "drained 0", "received 16777217",
+            "closed now true 0", "dropped true", "collected: the peer saw the end",
+        ])
+        XCTAssertLessThan(out.firstIndex(of: "first written")!, out.firstIndex(of: "second written")!)
+        XCTAssertLessThan(out.firstIndex(of: "second written")!, out.firstIndex(of: "drained 0")!)
+    }
+
     /// A request that arrives one byte at a time is answered once, whole.
     func testOneByteAtATime() {
         let (_, replies) = serve(Self.redisServer(ends: 1) + "clients.start(server.port)\n") { port in
