@@ -112,10 +112,10 @@ final class ConnectionObject: PollMember, @unchecked Sendable {
     private func read(_ T: OpaquePointer) {
         var reads = 0
         while reads < 4, state == .open, let fn = onData {
-            let n = ld_netpoll_read(fd, NetPoller.buffer, NetPoller.readSize)
+            let n = ld_netpoll_read(fd, poller.buffer, NetPoller.readSize)
             if n > 0 {
                 lua_rawgeti(T, ld_registryindex(), lua_Integer(fn.ref))
-                _ = lua_pushlstring(T, NetPoller.buffer.assumingMemoryBound(to: CChar.self), n)
+                _ = lua_pushlstring(T, poller.buffer.assumingMemoryBound(to: CChar.self), n)
                 poller.call(T, 1)
                 reads += 1
                 if n < NetPoller.readSize { return }

@@ -29,10 +29,11 @@ final class NetPoller: @unchecked Sendable {
     @exclusivity(unchecked) private var members: [UInt64: PollMember] = [:]
     @exclusivity(unchecked) private var nextToken: UInt64 = 1
 
-    /// Bytes a connection reads at a time, into the runtime's one read buffer: each read is
-    /// copied into a Lua string before any Lua runs, so one buffer serves every connection.
+    /// Bytes a connection reads at a time, into its poller's one read buffer: each read is
+    /// copied into a Lua string before any Lua runs (the interpreter held throughout), so one
+    /// buffer serves every connection of the queue.
     static let readSize = 65536
-    nonisolated(unsafe) static let buffer = UnsafeMutableRawPointer.allocate(byteCount: readSize, alignment: 16)
+    let buffer = UnsafeMutableRawPointer.allocate(byteCount: readSize, alignment: 16)
 
     private static let pollers = Mutex<[ObjectIdentifier: NetPoller]>([:])
 
@@ -63,6 +64,8 @@ final class NetPoller: @unchecked Sendable {
         }
         source.activate()
     }
+
+    deinit { buffer.deallocate() }
 
     /// Adds a member: its token. Lock held.
     func add(_ member: PollMember) -> UInt64 {
