@@ -35,6 +35,9 @@ final class NetPoller: @unchecked Sendable {
     static let readSize = 65536
     let buffer = UnsafeMutableRawPointer.allocate(byteCount: readSize, alignment: 16)
 
+    /// Collections per delivery at most, so that other blocks of the queue get their turn.
+    static let rounds = 16
+
     private static let pollers = Mutex<[ObjectIdentifier: NetPoller]>([:])
 
     /// The poller of `queue`, made on first use; an errno when the set cannot be made (EMFILE).
@@ -100,12 +103,13 @@ final class NetPoller: @unchecked Sendable {
             guard runtime.enterLua() else { return }
             _ = ld_frame_push(Unmanaged.passUnretained(queue).toOpaque(), 0)
             let T = runtime.takeThread()
-            while true {
+            // Sockets that became ready while the callbacks ran (peers answering their replies)
+            // are served in this delivery: collecting again costs one system call, a delivery of
+            // the source a wake-up of this thread through libdispatch's event thread.
+            for _ in 0..<Self.rounds {
                 for i in 0..<Int(n) {
                     members[events[i].token]?.ready(events[i].flags, T)
                 }
-                // A full batch: more may be ready (the source reports again otherwise).
-                guard n == 64 else { break }
                 n = ld_netpoll_collect(set, events.baseAddress, 64)
                 if n <= 0 { break }
             }
