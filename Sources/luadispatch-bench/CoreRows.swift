@@ -132,7 +132,7 @@ enum CoreRows {
 
 enum Rows {
     static var all: [Row] {
-        CLIRows.rows + ParallelRows.rows + WorkerRows.rows + IORows.rows + NetRows.rows + ProcessRows.rows + TaskRows.rows + CoreRows.rows + EmbedRows.rows
+        CLIRows.rows + ParallelRows.rows + WorkerRows.rows + IORows.rows + NetRows.rows + ServerRows.rows + ProcessRows.rows + TaskRows.rows + CoreRows.rows + EmbedRows.rows
             + TraceRows.rows + SwitchingRows.rows + BeforeRows.rows + LimitsRows.rows
     }
 }

@@ -14,7 +14,7 @@ enum NetRows {
 
     /// `lua5.4 SCRIPT ARGS...` (luv is Debian's lua-luv, on lua5.4's default module path).
     static func viaLuv(_ script: String, _ args: [String]) throws -> [Double] {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/lua5.4") else { throw BenchError("lua5.4 is missing (scripts/setup)") }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/lua5.4") else { throw BenchError("lua5.4 is missing (scripts/setup --tests)") }
         return try CLIRows.output(["/usr/bin/lua5.4", try Locations.repositoryFile("scripts/benchmarks/" + script)] + args)
     }
 

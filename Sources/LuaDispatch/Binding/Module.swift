@@ -57,6 +57,7 @@ enum Module {
         IOBinding.install(&m)
         FDBinding.install(&m)
         NetBinding.install(&m)
+        ConnectionBinding.install(&m)
         HTTPBinding.install(&m)
         ConcurrentMapBinding.install(&m)
         WorkersBinding.install(&m)

@@ -4,7 +4,7 @@ import CLuaShim
 /// The userdata types the `dispatch` module hands to Lua.
 enum ObjectKind: Int, CaseIterable {
     case queue, group, semaphore, workItem, specificKey, once, time, walltime, source, io, data, task, resumer,
-         pool, job, channel, code
+         pool, job, channel, code, connection, server
 
     var typeName: String {
         switch self {
@@ -25,6 +25,8 @@ enum ObjectKind: Int, CaseIterable {
         case .job: "dispatch.job"
         case .channel: "dispatch.channel"
         case .code: "dispatch.code"
+        case .connection: "dispatch.connection"
+        case .server: "dispatch.server"
         }
     }
 }

@@ -18,6 +18,8 @@ final class NetConnect: @unchecked Sendable {
     private let target: Endpoint
     private let queue: QueueObject
     private let fn: LuaRef
+    /// Whether `fn` gets a connection object (`dial`) rather than the descriptor (`connect`).
+    private var asConnection = false
     private let started = DispatchTime.now()
     // Touched by one step at a time: each step starts the next one only when it is done.
     private var addresses: [ld_net_addr] = []
@@ -43,9 +45,28 @@ final class NetConnect: @unchecked Sendable {
         let target = try Endpoint.parse(a, 1, ports: 1...65535) { _ throws(LuaError) in false }
         let q = try a.queueOrDefault(2)
         let fn = try a.functionRef(3)
+        begin(NetConnect(a.runtime, target, q, fn))
+        return 0
+    }
+
+    /// `dial{host=, port=} or {path=} [, queue], fn(conn, err, code)`: `connect` handing over a
+    /// connection (`dispatch.net.serve`'s kind); the queue defaults as a server's does.
+    static func dial(_ a: Args) throws(LuaError) -> Int32 {
+        try a.table(1)
+        let target = try Endpoint.parse(a, 1, ports: 1...65535) { _ throws(LuaError) in false }
+        let hasQueue = a.type(2) != LUA_TFUNCTION
+        let given: QueueObject? = hasQueue && !a.isNoneOrNil(2) ? try a.object(2, .queue) : nil
+        let fn = try a.functionRef(hasQueue ? 3 : 2)
+        let c = NetConnect(a.runtime, target, ConnectionBinding.queue(a, given, label: "dispatch.net.connection"), fn)
+        c.asConnection = true
+        begin(c)
+        return 0
+    }
+
+    private static func begin(_ c: NetConnect) {
+        let target = c.target
         ld_net_quiet_sigpipe()
-        let c = NetConnect(a.runtime, target, q, fn)
-        a.runtime.workAdded()
+        c.runtime.workAdded()
         if let addr = target.immediate {
             // A numeric address or a path: the connect starts here (it never blocks).
             c.addresses = [addr]
@@ -53,7 +74,6 @@ final class NetConnect: @unchecked Sendable {
         } else {
             DispatchQueue.global().async { c.resolve() }
         }
-        return 0
     }
 
     private func resolve() {
@@ -125,7 +145,7 @@ final class NetConnect: @unchecked Sendable {
 
     /// Runs `fn(fd)` or `fn(nil, message, code)` on the queue.
     private func deliver(_ fd: Int32?, message: String = "", code: String = "") {
-        let (rt, q, fn) = (runtime, queue, fn)
+        let (rt, q, fn, asConnection) = (runtime, queue, fn, asConnection)
         q.queued.wrappingAdd(1, ordering: .relaxed)
         q.queue.async {
             q.queued.wrappingSubtract(1, ordering: .relaxed)
@@ -138,6 +158,7 @@ final class NetConnect: @unchecked Sendable {
                     Lua.push(T, code)
                     return 3
                 }
+                if asConnection { return ConnectionBinding.pushConnection(rt, T, q, fd) }
                 lua_pushinteger(T, lua_Integer(fd))
                 return 1
             }

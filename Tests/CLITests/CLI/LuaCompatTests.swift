@@ -9,7 +9,7 @@ final class LuaCompatTests: XCTestCase {
     var dir: URL!
 
     override func setUpWithError() throws {
-        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: Self.lua.path), "lua5.4 is not installed (scripts/setup installs it)")
+        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: Self.lua.path), "lua5.4 is not installed (scripts/setup --tests installs it)")
         dir = FileManager.default.temporaryDirectory.appendingPathComponent("compat-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         try write("args.lua", """

@@ -22,6 +22,15 @@ final class NetDocsTests: XCTestCase {
         return try CLI.run(["run", file.path], timeout: 60)
     }
 
+    /// The request/response server that opens the page: three answers, then the CLI exits 0
+    /// with no work left.
+    func testRequestResponseExample() throws {
+        let r = try Self.runExample("## A request/response server")
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(r.stdout, "OK\nhello\n\n")
+        XCTAssertEqual(r.stderr, "")
+    }
+
     /// The HTTP/1.0 server serves a mapped file (200) and a missing one (404) to
     /// `dispatch.http.get`, then stops; the CLI exits 0 with no work left.
     func testHTTPServerExample() throws {

@@ -70,10 +70,10 @@ final class FuzzTests: XCTestCase {
         let env = ProcessInfo.processInfo.environment
         let count = fixed && env["LUADISPATCH_FUZZ_COUNT"] != "0" ? defaultCount : env["LUADISPATCH_FUZZ_COUNT"] ?? defaultCount
         guard count != "0" else { throw XCTSkip("LUADISPATCH_FUZZ_COUNT=0") }
-        // python3 from PATH (scripts/setup installs it when missing).
+        // python3 from PATH (scripts/setup --tests installs it when missing).
         guard let python = (env["PATH"] ?? "/usr/bin").split(separator: ":").map({ "\($0)/python3" })
             .first(where: { FileManager.default.isExecutableFile(atPath: $0) })
-        else { XCTFail("python3 is not on PATH (scripts/setup installs it)"); return (-1, "") }
+        else { XCTFail("python3 is not on PATH (scripts/setup --tests installs it)"); return (-1, "") }
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("fuzz-\(UUID().uuidString)")
         let p = Process()
         p.executableURL = URL(fileURLWithPath: python)

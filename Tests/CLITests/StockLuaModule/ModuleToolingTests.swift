@@ -43,7 +43,7 @@ final class ModuleToolingTests: XCTestCase {
     func testBustedSpecsRunUnchangedInBothHosts() throws {
         let root = CLI.packageRoot.path
         let busted = "/usr/bin/busted"
-        XCTAssertTrue(FileManager.default.fileExists(atPath: busted), "lua-busted is installed by scripts/setup")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: busted), "lua-busted is installed by scripts/setup --tests")
         let stock = try StockLua.run(["-e", StockLua.cpath, busted, "-o", "TAP", root + "/Tests/lua/spec"], timeout: 300)
         let cli = try CLI.run(["run", busted, "-o", "TAP", root + "/Tests/lua/spec"], timeout: 300)
         func names(_ r: CLIResult) -> [String] {

@@ -9,7 +9,7 @@ final class TraceBigPageTests: XCTestCase {
     static let blockCount = 50_000
 
     func testBigTracePageIsSmallAndHoldsEveryBlock() throws {
-        let chromium = try XCTUnwrap(TraceBrowserTests.chromium, "chromium is not installed (scripts/setup installs it)")
+        let chromium = try XCTUnwrap(TraceBrowserTests.chromium, "chromium is not installed (scripts/setup --tests installs it)")
         let dir = try TraceCLITests.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let trace = dir.appendingPathComponent("big.json"), page = dir.appendingPathComponent("big.html")

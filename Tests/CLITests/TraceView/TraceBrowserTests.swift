@@ -12,7 +12,7 @@ final class TraceBrowserTests: XCTestCase {
     static let chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
     func testPageFromScenarioTraceInHeadlessChromium() throws {
-        let chromium = try XCTUnwrap(Self.chromium, "chromium is not installed (scripts/setup installs it)")
+        let chromium = try XCTUnwrap(Self.chromium, "chromium is not installed (scripts/setup --tests installs it)")
         let dir = try TraceCLITests.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let run = try CLI.run(["scenarios", "run", "7.1", "3.8", "--scale", "0.2", "--trace", dir.path])
@@ -52,7 +52,7 @@ final class TraceBrowserTests: XCTestCase {
 
     /// The check bites: a page that loads an image from the network is seen by the proxy.
     func testProxySeesAPageThatFetches() throws {
-        let chromium = try XCTUnwrap(Self.chromium, "chromium is not installed (scripts/setup installs it)")
+        let chromium = try XCTUnwrap(Self.chromium, "chromium is not installed (scripts/setup --tests installs it)")
         let dir = try TraceCLITests.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let page = dir.appendingPathComponent("leak.html")

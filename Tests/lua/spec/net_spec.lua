@@ -1,5 +1,5 @@
 -- Sockets (dispatch.net): an echo through a channel, and the failures named as luv names them
--- for the same inputs (luv is installed by scripts/setup).
+-- for the same inputs (luv is installed by scripts/setup --tests).
 local dispatch = require("dispatch")
 local net = dispatch.net
 local uv = require("luv")

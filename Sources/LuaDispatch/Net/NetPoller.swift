@@ -1,0 +1,129 @@
+import CLua
+import CLuaShim
+import Dispatch
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Something in a poller's readiness set: a connection or a listener. `ready` runs on the
+/// poller's queue with the interpreter held; `T` is the Lua thread to call handlers on.
+protocol PollMember: AnyObject {
+    func ready(_ flags: UInt32, _ T: OpaquePointer)
+}
+
+/// The sockets of one queue's connections and listeners in one readiness set (epoll here, a
+/// kqueue on Darwin: `ld_netpoll.h`), watched by one Dispatch read source on that queue.
+///
+/// Why not a source per socket: on Linux each event of a per-socket source is a round trip
+/// through libdispatch's manager thread (disarm, wake a worker, re-arm), about 7 system calls
+/// and more than one context switch per request. One delivery here serves every ready socket,
+/// and takes the interpreter once for all of them: the handlers of a queue run back to back on
+/// one thread. The set's members change only under the interpreter lock.
+final class NetPoller: @unchecked Sendable {
+    let runtime: Runtime
+    let queue: QueueObject
+    let set: Int32
+    private let source: DispatchSourceRead
+    @exclusivity(unchecked) private var members: [UInt64: PollMember] = [:]
+    @exclusivity(unchecked) private var nextToken: UInt64 = 1
+
+    /// Bytes a connection reads at a time, into its poller's one read buffer: each read is
+    /// copied into a Lua string before any Lua runs (the interpreter held throughout), so one
+    /// buffer serves every connection of the queue.
+    static let readSize = 65536
+    let buffer = UnsafeMutableRawPointer.allocate(byteCount: readSize, alignment: 16)
+
+    /// Collections per delivery at most, so that other blocks of the queue get their turn.
+    static let rounds = 16
+
+    private static let pollers = Mutex<[ObjectIdentifier: NetPoller]>([:])
+
+    /// The poller of `queue`, made on first use; an errno when the set cannot be made (EMFILE).
+    /// Lock held.
+    static func of(_ runtime: Runtime, _ queue: QueueObject) -> Result<NetPoller, Errno.Code> {
+        pollers.withLock { all in
+            if let p = all[ObjectIdentifier(queue)] { return .success(p) }
+            let set = ld_netpoll_create()
+            guard set >= 0 else { return .failure(Errno.Code(-set)) }
+            let p = NetPoller(runtime, queue, set)
+            all[ObjectIdentifier(queue)] = p
+            return .success(p)
+        }
+    }
+
+    private init(_ runtime: Runtime, _ queue: QueueObject, _ set: Int32) {
+        self.runtime = runtime
+        self.queue = queue
+        self.set = set
+        source = DispatchSource.makeReadSource(fileDescriptor: set, queue: queue.queue)
+        source.setEventHandler { [unowned self] in drain() }
+        // Retiring counts as work until the set is closed, so that a host idle after the last
+        // connection closed has no descriptor of the runtime's left open.
+        source.setCancelHandler { [runtime] in
+            Glibc.close(set)
+            runtime.workDone()
+        }
+        source.activate()
+    }
+
+    deinit { buffer.deallocate() }
+
+    /// Adds a member: its token. Lock held.
+    func add(_ member: PollMember) -> UInt64 {
+        let token = nextToken
+        nextToken += 1
+        members[token] = member
+        return token
+    }
+
+    /// Removes a member (its descriptor already out of the set); the last one retires the
+    /// poller: its source is cancelled and its set closed. Lock held.
+    func remove(_ token: UInt64) {
+        members.removeValue(forKey: token)
+        guard members.isEmpty else { return }
+        Self.pollers.withLock { all in
+            if all[ObjectIdentifier(queue)] === self { all.removeValue(forKey: ObjectIdentifier(queue)) }
+        }
+        runtime.workAdded()
+        source.cancel()
+    }
+
+    /// Calls the function below `n` arguments on `T`; an error goes to the error handler.
+    @inline(__always) func call(_ T: OpaquePointer, _ n: Int32) {
+        if ld_pcall(T, n, 0, 1) != LUA_OK { runtime.reportError(T, label: queue.label) }
+        lua_settop(T, 1)
+    }
+
+    private func drain() {
+        withUnsafeTemporaryAllocation(of: ld_netpoll_event.self, capacity: 64) { events in
+            var n = ld_netpoll_collect(set, events.baseAddress, 64)
+            guard n > 0 else { return }
+            guard runtime.enterLua() else { return }
+            _ = ld_frame_push(Unmanaged.passUnretained(queue).toOpaque(), 0)
+            let T = runtime.takeThread()
+            // Sockets that became ready while the callbacks ran (peers answering their replies)
+            // are served in this delivery: collecting again costs one system call, a delivery of
+            // the source a wake-up of this thread through libdispatch's event thread.
+            for _ in 0..<Self.rounds {
+                for i in 0..<Int(n) {
+                    members[events[i].token]?.ready(events[i].flags, T)
+                }
+                n = ld_netpoll_collect(set, events.baseAddress, 64)
+                if n <= 0 { break }
+            }
+            runtime.giveBack(T)
+            ld_frame_pop()
+            runtime.leaveLua()
+        }
+    }
+}
+
+extension Errno {
+    /// An errno value, as a failure.
+    struct Code: Error {
+        let value: Int32
+        init(_ value: Int32) { self.value = value }
+    }
+}
