@@ -7,7 +7,7 @@ import XCTest
 /// blocking sockets on other threads (`RawClient`), started from Lua through `clients.start`.
 final class NetConnectionTests: XCTestCase {
     static let protocolFile = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("../../scripts/examples/reqresp.lua").standardized.path
+        .appendingPathComponent("../../../scripts/examples/reqresp.lua").standardized.path
 
     /// A Redis server in Lua on the shared protocol code; it closes itself once `ends`
     /// connections have ended, and reports each end.
