@@ -66,6 +66,17 @@ int ld_interrupt_clear(lua_State *L) {
     return 1;
 }
 
+/// Ctrl-C for the carried libraries' long C loops (stdlib/steps.h): on the main thread, where
+/// the hook would raise at the next instruction, raises as it would.
+int ld_interrupt_check(lua_State *L) {
+    if (!atomic_load_explicit(&interrupt_unhandled, memory_order_relaxed) || !ld_is_main_thread()) return 0;
+    lua_State *main = interrupt_L;
+    if (main == NULL || lua_gethook(main) != lstop) return 0;
+    lua_sethook(main, NULL, 0, 0);
+    atomic_store(&interrupt_unhandled, 0);
+    return luaL_error(L, "interrupted!");
+}
+
 int ld_interrupt_take(void) { return atomic_exchange(&interrupt_unhandled, 0); }
 
 // MARK: the main queue without a run loop

@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include "luashim.h"
 #include "ld_sandbox.h"
+#include "ld_stdlib.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -235,8 +236,8 @@ int ld_call_dropping_self(lua_State *L) {
 int ld_openlibs(lua_State *L) {
     static const luaL_Reg libs[] = {
         {LUA_GNAME, luaopen_base}, {LUA_LOADLIBNAME, luaopen_package}, {LUA_COLIBNAME, luaopen_coroutine},
-        {LUA_TABLIBNAME, luaopen_table}, {LUA_IOLIBNAME, luaopen_io}, {LUA_OSLIBNAME, luaopen_os},
-        {LUA_STRLIBNAME, luaopen_string}, {LUA_MATHLIBNAME, luaopen_math}, {LUA_UTF8LIBNAME, luaopen_utf8},
+        {LUA_TABLIBNAME, ld_luaopen_table}, {LUA_IOLIBNAME, luaopen_io}, {LUA_OSLIBNAME, luaopen_os},
+        {LUA_STRLIBNAME, ld_luaopen_string}, {LUA_MATHLIBNAME, luaopen_math}, {LUA_UTF8LIBNAME, ld_luaopen_utf8},
         {LUA_DBLIBNAME, luaopen_debug},
     };
     lua_Integer mask = ld_sandbox_mask(lua_tointegerx(L, 1, NULL));

@@ -22,6 +22,7 @@
 #include "luashim.h"
 #include "switching.h"
 #include "ld_blocking.h"
+#include "ld_internals.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -82,9 +83,11 @@ static void unhook(running *e) {
 static void hook_state(void) {
     ld_lock *lock = ld_lock_held();
     if (lock == NULL || depth == 0 || depth > MAX_RUNNING) return;
-    if (!(atomic_load_explicit(&ld_lock_state(lock)->requests, memory_order_relaxed) & (LD_REQUEST_SWITCH | LD_REQUEST_TERMINATE)))
-        return;
+    uint32_t requests = atomic_load_explicit(&ld_lock_state(lock)->requests, memory_order_relaxed);
+    if (!(requests & (LD_REQUEST_SWITCH | LD_REQUEST_TERMINATE))) return;
     running *e = &stack[depth - 1];
+    // An end reaches code Lua runs with hooks off too: a finalizer, a message handler (internals.c).
+    if (requests & LD_REQUEST_TERMINATE) ld_allow_hooks(e->L);
     lua_Hook current = lua_gethook(e->L);
     if (current == switch_hook) return;
     // Whatever hook is there now is the script's (it may have changed since an earlier switch).
@@ -150,7 +153,14 @@ static void raise_termination(lua_State *L, ld_lock_shared *s) {
     luaL_where(L, 1);
     lua_pushstring(L, message != NULL ? message : "interrupted");
     lua_concat(L, 2);
+    // Raised in a hook, where Lua stops hooks: the message handler it calls would run unended.
+    ld_allow_hooks(L);
     lua_error(L);
+}
+
+void ld_raise_termination(lua_State *L) {
+    ld_lock *lock = ld_lock_held();
+    raise_termination(L, ld_lock_state(lock));
 }
 
 static void switch_hook(lua_State *L, lua_Debug *ar) {
@@ -238,6 +248,13 @@ void ld_lock_terminate(ld_lock *lock, int time_limit) {
     if (holder > 0) syscall(SYS_tgkill, getpid(), holder, ld_switch_signal());
 }
 
+void ld_lock_poke(ld_lock *lock) {
+    ld_lock_shared *s = ld_lock_state(lock);
+    if (!(atomic_load_explicit(&s->requests, memory_order_relaxed) & LD_REQUEST_TERMINATE)) return;
+    int32_t holder = atomic_load_explicit(&s->holder, memory_order_relaxed);
+    if (holder > 0) syscall(SYS_tgkill, getpid(), holder, ld_switch_signal());
+}
+
 void ld_lock_end_termination(ld_lock *lock) {
     if (atomic_fetch_and_explicit(&ld_lock_state(lock)->requests, ~(uint32_t)LD_REQUEST_TERMINATE, memory_order_relaxed) &
         LD_REQUEST_TERMINATE)
@@ -262,6 +279,7 @@ int64_t ld_lock_interval(ld_lock *lock) {
 static pthread_once_t install_once = PTHREAD_ONCE_INIT;
 
 static void install(void) {
+    ld_internals_init();  // before the handler may use it
     struct sigaction sa;
     sa.sa_handler = on_signal;
     sa.sa_flags = SA_RESTART;
