@@ -26,6 +26,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/syscall.h>
@@ -51,6 +52,45 @@ volatile int ld_terminations;
 
 static void switch_hook(lua_State *L, lua_Debug *ar);
 
+// Past MAX_RUNNING (nested blocking calls and coroutines), the entries go on in an array of the
+// thread's own, grown as needed (in a busy section: the handler never sees it moved). An entry
+// it could not grow for is unknown, as every one past MAX_RUNNING was before: the handler then
+// hooks nothing.
+static __thread running *deep;
+static __thread int deep_capacity;
+static pthread_key_t deep_key;  // frees a thread's array when the thread exits
+static pthread_once_t deep_key_once = PTHREAD_ONCE_INIT;
+static void make_deep_key(void) { pthread_key_create(&deep_key, free); }
+
+/// The entry at `i` (0: outermost), or NULL if unknown.
+static running *at(int i) {
+    if (i < MAX_RUNNING) return &stack[i];
+    return i - MAX_RUNNING < deep_capacity ? &deep[i - MAX_RUNNING] : NULL;
+}
+
+void ld_running_deep_push(lua_State *L, int d) {
+    int i = d - MAX_RUNNING;
+    if (i >= deep_capacity) {
+        int capacity = deep_capacity > 0 ? deep_capacity * 2 : MAX_RUNNING;
+        running *grown = realloc(deep, (size_t)capacity * sizeof *grown);
+        if (grown == NULL) return;
+        pthread_once(&deep_key_once, make_deep_key);
+        pthread_setspecific(deep_key, grown);
+        deep = grown;
+        deep_capacity = capacity;
+    }
+    deep[i].L = L;
+    deep[i].hooked = 0;
+    deep[i].enforced = ld_alloc_enforced;
+}
+
+void ld_running_deep_pop(int d) {
+    running *e = at(d);
+    if (e == NULL) return;
+    ld_alloc_enforced = e->enforced;
+    if (e->hooked) ld_running_unhook(e);
+}
+
 static inline void enter_busy(void) {
     busy = 1;
     atomic_signal_fence(memory_order_seq_cst);
@@ -67,8 +107,10 @@ static inline void leave_busy(void) {
 
 /// The entry of `L`, innermost first; NULL if `L` does not run on this thread.
 static running *entry_of(lua_State *L) {
-    for (int i = (depth < MAX_RUNNING ? depth : MAX_RUNNING) - 1; i >= 0; i--)
-        if (stack[i].L == L) return &stack[i];
+    for (int i = depth - 1; i >= 0; i--) {
+        running *e = at(i);
+        if (e != NULL && e->L == L) return e;
+    }
     return NULL;
 }
 
@@ -82,10 +124,10 @@ static void unhook(running *e) {
 /// In the signal handler, or at the end of a busy section.
 static void hook_state(void) {
     ld_lock *lock = ld_lock_held();
-    if (lock == NULL || depth == 0 || depth > MAX_RUNNING) return;
+    if (lock == NULL || depth == 0 || at(depth - 1) == NULL) return;
     uint32_t requests = atomic_load_explicit(&ld_lock_state(lock)->requests, memory_order_relaxed);
     if (!(requests & (LD_REQUEST_SWITCH | LD_REQUEST_TERMINATE))) return;
-    running *e = &stack[depth - 1];
+    running *e = at(depth - 1);
     // An end reaches code Lua runs with hooks off too: a finalizer, a message handler (internals.c).
     if (requests & LD_REQUEST_TERMINATE) ld_allow_hooks(e->L);
     lua_Hook current = lua_gethook(e->L);
@@ -139,7 +181,8 @@ void ld_running_service(void) { hook_innermost(); }
 void ld_running_unhook(ld_running_entry *e) { unhook(e); }
 
 lua_State *ld_running_innermost(void) {
-    return depth > 0 && depth <= MAX_RUNNING ? stack[depth - 1].L : NULL;
+    running *e = depth > 0 ? at(depth - 1) : NULL;
+    return e != NULL ? e->L : NULL;
 }
 
 // MARK: the hook
