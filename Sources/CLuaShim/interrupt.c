@@ -14,7 +14,9 @@
 static lua_State *volatile interrupt_L;
 static volatile int interrupt_fd = -1;
 // Set by the handler, cleared by whichever of the hook, a wait or the eventfd reader acts first.
-static atomic_int interrupt_unhandled;
+// Read by the carried libraries' end checks too (stdlib/steps.h).
+atomic_int ld_interrupt_unhandled;
+#define interrupt_unhandled ld_interrupt_unhandled
 
 static void setsignal(int sig, void (*handler)(int)) {
     if (ld_signal_watched(sig)) return;  // a signal source owns it now (events.c)

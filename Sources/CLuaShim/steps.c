@@ -1,5 +1,5 @@
-// The carried libraries' look at an end (stdlib/steps.h): what the switch hook raises at the
-// next instruction, raised in the C function instead, which may not reach one for minutes.
+// The carried libraries' end check (stdlib/steps.h): what the switch hook raises at the next
+// instruction, raised in the C function instead, which may not reach one for minutes.
 #define _GNU_SOURCE
 #include "luashim.h"
 #include "switching.h"

@@ -114,9 +114,10 @@ static int str_rep (lua_State *L) {
     size_t totallen = (size_t)n * l + (size_t)(n - 1) * lsep;
     luaL_Buffer b;
     char *p = luaL_buffinitsize(L, &b, totallen);
-    int steps = LD_STEPS;  /* LuaDispatch */
+    /* LuaDispatch: an end check every copy of 4 KiB or more, else every 1024 copies */
+    lua_Integer every = l + lsep >= 4096 ? 0 : 1023;
     while (n-- > 1) {  /* first n-1 copies (followed by separator) */
-      ld_step(L, steps, 1 + ((l + lsep) >> 8));  /* LuaDispatch */
+      if ((n & every) == 0) ld_step(L);  /* LuaDispatch */
       memcpy(p, s, l * sizeof(char)); p += l;
       if (lsep > 0) {  /* empty 'memcpy' is not that cheap */
         memcpy(p, sep, lsep * sizeof(char));

@@ -1,7 +1,8 @@
 // The string library: Lua 5.4.4's lstrlib.c, split at its sections into lstrlib.c (basic
 // functions, metamethods, opening), lstrlib_match.c (the matcher), lstrlib_find.c (find, match,
 // gmatch, gsub), lstrlib_format.c and lstrlib_pack.c, with one change: the loops that can run
-// long in C count their steps and end with the interpreter's code (steps.h). Each change is
+// long in C look for an end at each step (steps.h): the matcher where it fails and tries again
+// (backtracking, a new start, a '?' not taken), balances and back-references, string.rep. Each change is
 // marked "LuaDispatch:"; everything else is upstream's text. This header is what the parts share.
 //
 // Lua 5.4.4: Copyright (C) 1994-2022 Lua.org, PUC-Rio.
@@ -109,7 +110,6 @@ typedef struct MatchState {
   const char *p_end;  /* end ('\0') of pattern */
   lua_State *L;
   int matchdepth;  /* control for recursive depth (to avoid C stack overflow) */
-  int steps;  /* LuaDispatch: steps until the next look at an end (steps.h) */
   unsigned char level;  /* total number of captures (finished or unfinished) */
   struct {
     const char *init;

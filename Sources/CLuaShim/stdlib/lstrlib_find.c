@@ -43,6 +43,7 @@ static int str_find_aux (lua_State *L, int find) {
         else
           return push_captures(&ms, s1, res);
       }
+      if (((size_t)s1 & 63) == 0) ld_step(L);  /* LuaDispatch: every 64 starts */
     } while (s1++ < ms.src_end && !anchor);
   }
   luaL_pushfail(L);  /* not found */
@@ -80,6 +81,7 @@ static int gmatch_aux (lua_State *L) {
       gm->src = gm->lastmatch = e;
       return push_captures(&gm->ms, src, e);
     }
+    if (((size_t)src & 63) == 0) ld_step(L);  /* LuaDispatch: every 64 starts */
   }
   return 0;  /* not found */
 }
@@ -201,8 +203,10 @@ int str_gsub (lua_State *L) {
       changed = add_value(&ms, &b, src, e, tr) | changed;
       src = lastmatch = e;
     }
-    else if (src < ms.src_end)  /* otherwise, skip one character */
+    else if (src < ms.src_end) {  /* otherwise, skip one character */
       luaL_addchar(&b, *src++);
+      if (((size_t)src & 63) == 0) ld_step(L);  /* LuaDispatch: every 64 starts */
+    }
     else break;  /* end of subject */
     if (anchor) break;
   }

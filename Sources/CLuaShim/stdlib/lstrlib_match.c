@@ -121,6 +121,7 @@ static const char *matchbalance (MatchState *ms, const char *s,
     int e = *(p+1);
     int cont = 1;
     while (++s < ms->src_end) {
+      if (((size_t)s & 63) == 0) ld_step(ms->L);  /* LuaDispatch: every 64 bytes */
       if (*s == e) {
         if (--cont == 0) return s+1;
       }
@@ -141,6 +142,7 @@ static const char *max_expand (MatchState *ms, const char *s,
     const char *res = match(ms, (s+i), ep+1);
     if (res) return res;
     i--;  /* else didn't match; reduce 1 repetition to try again */
+    if ((i & 63) == 0) ld_step(ms->L);  /* LuaDispatch: every 64 tries */
   }
   return NULL;
 }
@@ -152,8 +154,10 @@ static const char *min_expand (MatchState *ms, const char *s,
     const char *res = match(ms, s, ep+1);
     if (res != NULL)
       return res;
-    else if (singlematch(ms, s, p, ep))
+    else if (singlematch(ms, s, p, ep)) {
       s++;  /* try with one more repetition */
+      if (((size_t)s & 63) == 0) ld_step(ms->L);  /* LuaDispatch: every 64 tries */
+    }
     else return NULL;
   }
 }
@@ -188,6 +192,7 @@ static const char *match_capture (MatchState *ms, const char *s, int l) {
   size_t len;
   l = check_capture(ms, l);
   len = ms->capture[l].len;
+  ld_step(ms->L);  /* LuaDispatch */
   if ((size_t)(ms->src_end-s) >= len &&
       memcmp(ms->capture[l].init, s, len) == 0)
     return s+len;
@@ -198,7 +203,6 @@ static const char *match_capture (MatchState *ms, const char *s, int l) {
 const char *match (MatchState *ms, const char *s, const char *p) {
   if (l_unlikely(ms->matchdepth-- == 0))
     luaL_error(ms->L, "pattern too complex");
-  ld_step(ms->L, ms->steps, 1);  /* LuaDispatch */
   init: /* using goto's to optimize tail recursion */
   if (p != ms->p_end) {  /* end of pattern? */
     switch (*p) {
@@ -272,6 +276,7 @@ const char *match (MatchState *ms, const char *s, const char *p) {
               if ((res = match(ms, s + 1, ep + 1)) != NULL)
                 s = res;
               else {
+                ld_step(ms->L);  /* LuaDispatch */
                 p = ep + 1; goto init;  /* else return match(ms, s, ep + 1); */
               }
               break;
@@ -305,11 +310,10 @@ const char *lmemfind (lua_State *L, const char *s1, size_t l1,  /* LuaDispatch: 
   else if (l2 > l1) return NULL;  /* avoids a negative 'l1' */
   else {
     const char *init;  /* to search for a '*s2' inside 's1' */
-    int steps = LD_STEPS;  /* LuaDispatch */
     l2--;  /* 1st char will be checked by 'memchr' */
     l1 = l1-l2;  /* 's2' cannot be found after that */
     while (l1 > 0 && (init = (const char *)memchr(s1, *s2, l1)) != NULL) {
-      ld_step(L, steps, 1 + (l2 >> 8));  /* LuaDispatch */
+      ld_step(L);  /* LuaDispatch */
       init++;   /* 1st char is already checked */
       if (memcmp(init, s2+1, l2) == 0)
         return init-1;
@@ -389,7 +393,6 @@ void prepstate (MatchState *ms, lua_State *L,
                        const char *s, size_t ls, const char *p, size_t lp) {
   ms->L = L;
   ms->matchdepth = MAXCCALLS;
-  ms->steps = LD_STEPS;  /* LuaDispatch */
   ms->src_init = s;
   ms->src_end = s + ls;
   ms->p_end = p + lp;

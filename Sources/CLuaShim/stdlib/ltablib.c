@@ -1,6 +1,6 @@
 // The table library: Lua 5.4.4's ltablib.c, opened as ld_luaopen_table, with one change: the
-// loops that can run long in C (insert, remove, move, concat, unpack, sort's partitions) count
-// their steps and end with the interpreter's code (steps.h). Each change is marked "LuaDispatch:"
+// loops that can run long in C (insert, remove, move, concat, unpack, sort's partitions) look
+// for an end at each step (steps.h). Each change is marked "LuaDispatch:"
 // or "LuaDispatch"; everything else is upstream's text.
 //
 // Lua 5.4.4: Copyright (C) 1994-2022 Lua.org, PUC-Rio.
@@ -96,9 +96,8 @@ static int tinsert (lua_State *L) {
       /* check whether 'pos' is in [1, e] */
       luaL_argcheck(L, (lua_Unsigned)pos - 1u < (lua_Unsigned)e, 2,
                        "position out of bounds");
-      int steps = LD_STEPS;  /* LuaDispatch */
       for (i = e; i > pos; i--) {  /* move up elements */
-        ld_step(L, steps, 1);  /* LuaDispatch */
+        ld_step(L);  /* LuaDispatch */
         lua_geti(L, 1, i - 1);
         lua_seti(L, 1, i);  /* t[i] = t[i - 1] */
       }
@@ -120,10 +119,9 @@ static int tremove (lua_State *L) {
     /* check whether 'pos' is in [1, size + 1] */
     luaL_argcheck(L, (lua_Unsigned)pos - 1u <= (lua_Unsigned)size, 1,
                      "position out of bounds");
-  int steps = LD_STEPS;  /* LuaDispatch */
   lua_geti(L, 1, pos);  /* result = t[pos] */
   for ( ; pos < size; pos++) {
-    ld_step(L, steps, 1);  /* LuaDispatch */
+    ld_step(L);  /* LuaDispatch */
     lua_geti(L, 1, pos + 1);
     lua_seti(L, 1, pos);  /* t[pos] = t[pos + 1] */
   }
@@ -148,7 +146,6 @@ static int tmove (lua_State *L) {
   checktab(L, tt, TAB_W);
   if (e >= f) {  /* otherwise, nothing to move */
     lua_Integer n, i;
-    int steps = LD_STEPS;  /* LuaDispatch */
     luaL_argcheck(L, f > 0 || e < LUA_MAXINTEGER + f, 3,
                   "too many elements to move");
     n = e - f + 1;  /* number of elements to move */
@@ -156,14 +153,14 @@ static int tmove (lua_State *L) {
                   "destination wrap around");
     if (t > e || t <= f || (tt != 1 && !lua_compare(L, 1, tt, LUA_OPEQ))) {
       for (i = 0; i < n; i++) {
-        ld_step(L, steps, 1);  /* LuaDispatch */
+        ld_step(L);  /* LuaDispatch */
         lua_geti(L, 1, f + i);
         lua_seti(L, tt, t + i);
       }
     }
     else {
       for (i = n - 1; i >= 0; i--) {
-        ld_step(L, steps, 1);  /* LuaDispatch */
+        ld_step(L);  /* LuaDispatch */
         lua_geti(L, 1, f + i);
         lua_seti(L, tt, t + i);
       }
@@ -190,10 +187,9 @@ static int tconcat (lua_State *L) {
   const char *sep = luaL_optlstring(L, 2, "", &lsep);
   lua_Integer i = luaL_optinteger(L, 3, 1);
   last = luaL_optinteger(L, 4, last);
-  int steps = LD_STEPS;  /* LuaDispatch */
   luaL_buffinit(L, &b);
   for (; i < last; i++) {
-    ld_step(L, steps, 1 + (lsep >> 8));  /* LuaDispatch */
+    ld_step(L);  /* LuaDispatch */
     addfield(L, &b, i);
     luaL_addlstring(&b, sep, lsep);
   }
@@ -232,9 +228,8 @@ static int tunpack (lua_State *L) {
   if (l_unlikely(n >= (unsigned int)INT_MAX  ||
                  !lua_checkstack(L, (int)(++n))))
     return luaL_error(L, "too many results to unpack");
-  int steps = LD_STEPS;  /* LuaDispatch */
   for (; i < e; i++) {  /* push arg[i..e - 1] (to avoid overflows) */
-    ld_step(L, steps, 1);  /* LuaDispatch */
+    ld_step(L);  /* LuaDispatch */
     lua_geti(L, 1, i);
   }
   lua_geti(L, 1, e);  /* push last element */
@@ -332,7 +327,6 @@ static int sort_comp (lua_State *L, int a, int b) {
 static IdxT partition (lua_State *L, IdxT lo, IdxT up) {
   IdxT i = lo;  /* will be incremented before first use */
   IdxT j = up - 1;  /* will be decremented before first use */
-  int steps = LD_STEPS;  /* LuaDispatch */
   /* loop invariant: a[lo .. i] <= P <= a[j .. up] */
   for (;;) {
     /* next loop: repeat ++i while a[i] < P */
@@ -340,7 +334,7 @@ static IdxT partition (lua_State *L, IdxT lo, IdxT up) {
       if (l_unlikely(i == up - 1))  /* a[i] < P  but a[up - 1] == P  ?? */
         luaL_error(L, "invalid order function for sorting");
       lua_pop(L, 1);  /* remove a[i] */
-      ld_step(L, steps, 1);  /* LuaDispatch */
+      ld_step(L);  /* LuaDispatch */
     }
     /* after the loop, a[i] >= P and a[lo .. i - 1] < P */
     /* next loop: repeat --j while P < a[j] */
@@ -348,7 +342,7 @@ static IdxT partition (lua_State *L, IdxT lo, IdxT up) {
       if (l_unlikely(j < i))  /* j < i  but  a[j] > P ?? */
         luaL_error(L, "invalid order function for sorting");
       lua_pop(L, 1);  /* remove a[j] */
-      ld_step(L, steps, 1);  /* LuaDispatch */
+      ld_step(L);  /* LuaDispatch */
     }
     /* after the loop, a[j] <= P and a[j + 1 .. up] >= P */
     if (j < i) {  /* no elements out of place? */

@@ -1,7 +1,6 @@
 // The utf8 library: Lua 5.4.4's lutf8lib.c, opened as ld_luaopen_utf8, with one change: the
-// loops over a string's characters (len, offset) count their steps and end with the
-// interpreter's code (steps.h). Each change is marked "LuaDispatch"; everything else is
-// upstream's text.
+// loops over a string's characters (len, offset) look for an end at each step (steps.h). Each
+// change is marked "LuaDispatch"; everything else is upstream's text.
 //
 // Lua 5.4.4: Copyright (C) 1994-2022 Lua.org, PUC-Rio.
 //
@@ -119,14 +118,13 @@ static int utflen (lua_State *L) {
   lua_Integer posi = u_posrelat(luaL_optinteger(L, 2, 1), len);
   lua_Integer posj = u_posrelat(luaL_optinteger(L, 3, -1), len);
   int lax = lua_toboolean(L, 4);
-  int steps = LD_STEPS;  /* LuaDispatch */
   luaL_argcheck(L, 1 <= posi && --posi <= (lua_Integer)len, 2,
                    "initial position out of bounds");
   luaL_argcheck(L, --posj < (lua_Integer)len, 3,
                    "final position out of bounds");
   while (posi <= posj) {
     const char *s1 = utf8_decode(s + posi, NULL, !lax);
-    ld_step(L, steps, 1);  /* LuaDispatch */
+    ld_step(L);  /* LuaDispatch */
     if (s1 == NULL) {  /* conversion error? */
       luaL_pushfail(L);  /* return fail ... */
       lua_pushinteger(L, posi + 1);  /* ... and current position */
@@ -210,7 +208,6 @@ static int byteoffset (lua_State *L) {
   const char *s = luaL_checklstring(L, 1, &len);
   lua_Integer n  = luaL_checkinteger(L, 2);
   lua_Integer posi = (n >= 0) ? 1 : len + 1;
-  int steps = LD_STEPS;  /* LuaDispatch */
   posi = u_posrelat(luaL_optinteger(L, 3, posi), len);
   luaL_argcheck(L, 1 <= posi && --posi <= (lua_Integer)len, 3,
                    "position out of bounds");
@@ -227,7 +224,7 @@ static int byteoffset (lua_State *L) {
            posi--;
          } while (posi > 0 && iscont(s + posi));
          n++;
-         ld_step(L, steps, 1);  /* LuaDispatch */
+         ld_step(L);  /* LuaDispatch */
        }
      }
      else {
@@ -237,7 +234,7 @@ static int byteoffset (lua_State *L) {
            posi++;
          } while (iscont(s + posi));  /* (cannot pass final '\0') */
          n--;
-         ld_step(L, steps, 1);  /* LuaDispatch */
+         ld_step(L);  /* LuaDispatch */
        }
      }
   }
