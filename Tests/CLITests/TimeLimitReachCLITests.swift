@@ -80,4 +80,18 @@ final class TimeLimitReachCLITests: XCTestCase {
         XCTAssertEqual(r.stdout, "262144\t524288\ttrue\ttrue\n", r.stderr)
         XCTAssertLessThan(Date().timeIntervalSince(started), 20)
     }
+
+    /// A trace keeps at most 256 bytes of each string (labels, messages are the script's, and
+    /// each event writes its strings in full): a megabyte label on a million blocks made a
+    /// terabyte to write after the limit.
+    func testATraceKeepsStringsShort() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("short-\(getpid()).json").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let r = try CLI.run(["--trace", path, "-e", "local d = require('dispatch') d.queue(('q'):rep(2^20)):sync(function() end)"],
+                            timeout: 60)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let json = try String(contentsOfFile: path, encoding: .utf8)
+        XCTAssertTrue(json.contains("\"" + String(repeating: "q", count: 256) + "...\""), String(json.prefix(500)))
+        XCTAssertLessThan(json.utf8.count, 100_000)
+    }
 }
