@@ -1,9 +1,10 @@
 // The string library: Lua 5.4.4's lstrlib.c, split at its sections into lstrlib.c (basic
-// functions, metamethods, opening), lstrlib_match.c (the matcher), lstrlib_find.c (find, match,
-// gmatch, gsub), lstrlib_format.c and lstrlib_pack.c, with one change: the loops that can run
-// long in C look for an end at each step (steps.h): the matcher where it fails and tries again
-// (backtracking, a new start, a '?' not taken), balances and back-references, string.rep. Each change is
-// marked "LuaDispatch:"; everything else is upstream's text. This header is what the parts share.
+// functions, metamethods, opening), lstrlib_match.c (pattern matching, one unit as upstream's,
+// its functions static, which the compiler specializes), lstrlib_format.c and lstrlib_pack.c,
+// with one change: the loops that can run long in C look for an end (steps.h): the matcher
+// where it fails and tries again (backtracking, a new start, a '?' not taken), balances and
+// back-references, string.rep. Each change is marked "LuaDispatch"; everything else is
+// upstream's text. This header is what the parts share.
 //
 // Lua 5.4.4: Copyright (C) 1994-2022 Lua.org, PUC-Rio.
 //
@@ -81,14 +82,6 @@
 /* LuaDispatch: what one part defines and another uses (renamed: not the process's symbols) */
 #define posrelatI ld_strlib_posrelatI
 #define getendpos ld_strlib_getendpos
-#define match ld_strlib_match
-#define lmemfind ld_strlib_lmemfind
-#define get_onecapture ld_strlib_get_onecapture
-#define push_onecapture ld_strlib_push_onecapture
-#define push_captures ld_strlib_push_captures
-#define nospecials ld_strlib_nospecials
-#define prepstate ld_strlib_prepstate
-#define reprepstate ld_strlib_reprepstate
 size_t posrelatI (lua_Integer pos, size_t len);
 size_t getendpos (lua_State *L, int arg, lua_Integer def, size_t len);
 int str_find (lua_State *L);
@@ -118,8 +111,6 @@ typedef struct MatchState {
 } MatchState;
 
 
-/* recursive function */
-const char *match (MatchState *ms, const char *s, const char *p);
 
 
 /* maximum recursion depth for 'match' */
@@ -132,12 +123,5 @@ const char *match (MatchState *ms, const char *s, const char *p);
 #define SPECIALS	"^$*+?.([%-"
 
 
-const char *lmemfind (lua_State *L, const char *s1, size_t l1, const char *s2, size_t l2);
-size_t get_onecapture (MatchState *ms, int i, const char *s, const char *e, const char **cap);
-void push_onecapture (MatchState *ms, int i, const char *s, const char *e);
-int push_captures (MatchState *ms, const char *s, const char *e);
-int nospecials (const char *p, size_t l);
-void prepstate (MatchState *ms, lua_State *L, const char *s, size_t ls, const char *p, size_t lp);
-void reprepstate (MatchState *ms);
 
 #endif

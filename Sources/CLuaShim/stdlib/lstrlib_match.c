@@ -1,7 +1,11 @@
-// The string library's pattern matcher: Lua 5.4.4's lstrlib.c (see lstrlib.h).
+// The string library's pattern matching: the matcher, find, match, gmatch and gsub: Lua
+// 5.4.4's lstrlib.c (see lstrlib.h).
 //
 // Lua 5.4.4: Copyright (C) 1994-2022 Lua.org, PUC-Rio (MIT licence: the notice is in lstrlib.h).
 #include "lstrlib.h"
+
+/* recursive function */
+static const char *match (MatchState *ms, const char *s, const char *p);
 
 
 /*
@@ -200,7 +204,7 @@ static const char *match_capture (MatchState *ms, const char *s, int l) {
 }
 
 
-const char *match (MatchState *ms, const char *s, const char *p) {
+static const char *match (MatchState *ms, const char *s, const char *p) {
   if (l_unlikely(ms->matchdepth-- == 0))
     luaL_error(ms->L, "pattern too complex");
   init: /* using goto's to optimize tail recursion */
@@ -304,7 +308,7 @@ const char *match (MatchState *ms, const char *s, const char *p) {
 
 
 
-const char *lmemfind (lua_State *L, const char *s1, size_t l1,  /* LuaDispatch: L */
+static const char *lmemfind (lua_State *L, const char *s1, size_t l1,  /* LuaDispatch: L */
                                const char *s2, size_t l2) {
   if (l2 == 0) return s1;  /* empty strings are everywhere */
   else if (l2 > l1) return NULL;  /* avoids a negative 'l1' */
@@ -334,7 +338,7 @@ const char *lmemfind (lua_State *L, const char *s1, size_t l1,  /* LuaDispatch: 
 ** its length and put its address in '*cap'. If it is an integer
 ** (a position), push it on the stack and return CAP_POSITION.
 */
-size_t get_onecapture (MatchState *ms, int i, const char *s,
+static size_t get_onecapture (MatchState *ms, int i, const char *s,
                               const char *e, const char **cap) {
   if (i >= ms->level) {
     if (l_unlikely(i != 0))
@@ -357,7 +361,7 @@ size_t get_onecapture (MatchState *ms, int i, const char *s,
 /*
 ** Push the i-th capture on the stack.
 */
-void push_onecapture (MatchState *ms, int i, const char *s,
+static void push_onecapture (MatchState *ms, int i, const char *s,
                                                     const char *e) {
   const char *cap;
   ptrdiff_t l = get_onecapture(ms, i, s, e, &cap);
@@ -367,7 +371,7 @@ void push_onecapture (MatchState *ms, int i, const char *s,
 }
 
 
-int push_captures (MatchState *ms, const char *s, const char *e) {
+static int push_captures (MatchState *ms, const char *s, const char *e) {
   int i;
   int nlevels = (ms->level == 0 && s) ? 1 : ms->level;
   luaL_checkstack(ms->L, nlevels, "too many captures");
@@ -378,7 +382,7 @@ int push_captures (MatchState *ms, const char *s, const char *e) {
 
 
 /* check whether pattern has no special characters */
-int nospecials (const char *p, size_t l) {
+static int nospecials (const char *p, size_t l) {
   size_t upto = 0;
   do {
     if (strpbrk(p + upto, SPECIALS))
@@ -389,7 +393,7 @@ int nospecials (const char *p, size_t l) {
 }
 
 
-void prepstate (MatchState *ms, lua_State *L,
+static void prepstate (MatchState *ms, lua_State *L,
                        const char *s, size_t ls, const char *p, size_t lp) {
   ms->L = L;
   ms->matchdepth = MAXCCALLS;
@@ -399,8 +403,226 @@ void prepstate (MatchState *ms, lua_State *L,
 }
 
 
-void reprepstate (MatchState *ms) {
+static void reprepstate (MatchState *ms) {
   ms->level = 0;
   lua_assert(ms->matchdepth == MAXCCALLS);
 }
 
+
+static int str_find_aux (lua_State *L, int find) {
+  size_t ls, lp;
+  const char *s = luaL_checklstring(L, 1, &ls);
+  const char *p = luaL_checklstring(L, 2, &lp);
+  size_t init = posrelatI(luaL_optinteger(L, 3, 1), ls) - 1;
+  if (init > ls) {  /* start after string's end? */
+    luaL_pushfail(L);  /* cannot find anything */
+    return 1;
+  }
+  /* explicit request or no special characters? */
+  if (find && (lua_toboolean(L, 4) || nospecials(p, lp))) {
+    /* do a plain search */
+    const char *s2 = lmemfind(L, s + init, ls - init, p, lp);
+    if (s2) {
+      lua_pushinteger(L, (s2 - s) + 1);
+      lua_pushinteger(L, (s2 - s) + lp);
+      return 2;
+    }
+  }
+  else {
+    MatchState ms;
+    const char *s1 = s + init;
+    int anchor = (*p == '^');
+    if (anchor) {
+      p++; lp--;  /* skip anchor character */
+    }
+    prepstate(&ms, L, s, ls, p, lp);
+    do {
+      const char *res;
+      reprepstate(&ms);
+      if ((res=match(&ms, s1, p)) != NULL) {
+        if (find) {
+          lua_pushinteger(L, (s1 - s) + 1);  /* start */
+          lua_pushinteger(L, res - s);   /* end */
+          return push_captures(&ms, NULL, 0) + 2;
+        }
+        else
+          return push_captures(&ms, s1, res);
+      }
+      if (((size_t)s1 & 63) == 0) ld_step(L);  /* LuaDispatch: every 64 starts */
+    } while (s1++ < ms.src_end && !anchor);
+  }
+  luaL_pushfail(L);  /* not found */
+  return 1;
+}
+
+
+int str_find (lua_State *L) {
+  return str_find_aux(L, 1);
+}
+
+
+int str_match (lua_State *L) {
+  return str_find_aux(L, 0);
+}
+
+
+/* state for 'gmatch' */
+typedef struct GMatchState {
+  const char *src;  /* current position */
+  const char *p;  /* pattern */
+  const char *lastmatch;  /* end of last match */
+  MatchState ms;  /* match state */
+} GMatchState;
+
+
+static int gmatch_aux (lua_State *L) {
+  GMatchState *gm = (GMatchState *)lua_touserdata(L, lua_upvalueindex(3));
+  const char *src;
+  gm->ms.L = L;
+  for (src = gm->src; src <= gm->ms.src_end; src++) {
+    const char *e;
+    reprepstate(&gm->ms);
+    if ((e = match(&gm->ms, src, gm->p)) != NULL && e != gm->lastmatch) {
+      gm->src = gm->lastmatch = e;
+      return push_captures(&gm->ms, src, e);
+    }
+    if (((size_t)src & 63) == 0) ld_step(L);  /* LuaDispatch: every 64 starts */
+  }
+  return 0;  /* not found */
+}
+
+
+int gmatch (lua_State *L) {
+  size_t ls, lp;
+  const char *s = luaL_checklstring(L, 1, &ls);
+  const char *p = luaL_checklstring(L, 2, &lp);
+  size_t init = posrelatI(luaL_optinteger(L, 3, 1), ls) - 1;
+  GMatchState *gm;
+  lua_settop(L, 2);  /* keep strings on closure to avoid being collected */
+  gm = (GMatchState *)lua_newuserdatauv(L, sizeof(GMatchState), 0);
+  if (init > ls)  /* start after string's end? */
+    init = ls + 1;  /* avoid overflows in 's + init' */
+  prepstate(&gm->ms, L, s, ls, p, lp);
+  gm->src = s + init; gm->p = p; gm->lastmatch = NULL;
+  lua_pushcclosure(L, gmatch_aux, 3);
+  return 1;
+}
+
+
+static void add_s (MatchState *ms, luaL_Buffer *b, const char *s,
+                                                   const char *e) {
+  size_t l;
+  lua_State *L = ms->L;
+  const char *news = lua_tolstring(L, 3, &l);
+  const char *p;
+  while ((p = (char *)memchr(news, L_ESC, l)) != NULL) {
+    luaL_addlstring(b, news, p - news);
+    p++;  /* skip ESC */
+    if (*p == L_ESC)  /* '%%' */
+      luaL_addchar(b, *p);
+    else if (*p == '0')  /* '%0' */
+        luaL_addlstring(b, s, e - s);
+    else if (isdigit(uchar(*p))) {  /* '%n' */
+      const char *cap;
+      ptrdiff_t resl = get_onecapture(ms, *p - '1', s, e, &cap);
+      if (resl == CAP_POSITION)
+        luaL_addvalue(b);  /* add position to accumulated result */
+      else
+        luaL_addlstring(b, cap, resl);
+    }
+    else
+      luaL_error(L, "invalid use of '%c' in replacement string", L_ESC);
+    l -= p + 1 - news;
+    news = p + 1;
+  }
+  luaL_addlstring(b, news, l);
+}
+
+
+/*
+** Add the replacement value to the string buffer 'b'.
+** Return true if the original string was changed. (Function calls and
+** table indexing resulting in nil or false do not change the subject.)
+*/
+static int add_value (MatchState *ms, luaL_Buffer *b, const char *s,
+                                      const char *e, int tr) {
+  lua_State *L = ms->L;
+  switch (tr) {
+    case LUA_TFUNCTION: {  /* call the function */
+      int n;
+      lua_pushvalue(L, 3);  /* push the function */
+      n = push_captures(ms, s, e);  /* all captures as arguments */
+      lua_call(L, n, 1);  /* call it */
+      break;
+    }
+    case LUA_TTABLE: {  /* index the table */
+      push_onecapture(ms, 0, s, e);  /* first capture is the index */
+      lua_gettable(L, 3);
+      break;
+    }
+    default: {  /* LUA_TNUMBER or LUA_TSTRING */
+      add_s(ms, b, s, e);  /* add value to the buffer */
+      return 1;  /* something changed */
+    }
+  }
+  if (!lua_toboolean(L, -1)) {  /* nil or false? */
+    lua_pop(L, 1);  /* remove value */
+    luaL_addlstring(b, s, e - s);  /* keep original text */
+    return 0;  /* no changes */
+  }
+  else if (l_unlikely(!lua_isstring(L, -1)))
+    return luaL_error(L, "invalid replacement value (a %s)",
+                         luaL_typename(L, -1));
+  else {
+    luaL_addvalue(b);  /* add result to accumulator */
+    return 1;  /* something changed */
+  }
+}
+
+
+int str_gsub (lua_State *L) {
+  size_t srcl, lp;
+  const char *src = luaL_checklstring(L, 1, &srcl);  /* subject */
+  const char *p = luaL_checklstring(L, 2, &lp);  /* pattern */
+  const char *lastmatch = NULL;  /* end of last match */
+  int tr = lua_type(L, 3);  /* replacement type */
+  lua_Integer max_s = luaL_optinteger(L, 4, srcl + 1);  /* max replacements */
+  int anchor = (*p == '^');
+  lua_Integer n = 0;  /* replacement count */
+  int changed = 0;  /* change flag */
+  MatchState ms;
+  luaL_Buffer b;
+  luaL_argexpected(L, tr == LUA_TNUMBER || tr == LUA_TSTRING ||
+                   tr == LUA_TFUNCTION || tr == LUA_TTABLE, 3,
+                      "string/function/table");
+  luaL_buffinit(L, &b);
+  if (anchor) {
+    p++; lp--;  /* skip anchor character */
+  }
+  prepstate(&ms, L, src, srcl, p, lp);
+  while (n < max_s) {
+    const char *e;
+    reprepstate(&ms);  /* (re)prepare state for new match */
+    if ((e = match(&ms, src, p)) != NULL && e != lastmatch) {  /* match? */
+      n++;
+      changed = add_value(&ms, &b, src, e, tr) | changed;
+      src = lastmatch = e;
+    }
+    else if (src < ms.src_end) {  /* otherwise, skip one character */
+      luaL_addchar(&b, *src++);
+      if (((size_t)src & 63) == 0) ld_step(L);  /* LuaDispatch: every 64 starts */
+    }
+    else break;  /* end of subject */
+    if (anchor) break;
+  }
+  if (!changed)  /* no changes? */
+    lua_pushvalue(L, 1);  /* return original string */
+  else {  /* something changed */
+    luaL_addlstring(&b, src, ms.src_end-src);
+    luaL_pushresult(&b);  /* create and return new string */
+  }
+  lua_pushinteger(L, n);  /* number of substitutions */
+  return 2;
+}
+
+/* }====================================================== */
