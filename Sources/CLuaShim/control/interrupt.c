@@ -14,7 +14,9 @@
 static lua_State *volatile interrupt_L;
 static volatile int interrupt_fd = -1;
 // Set by the handler, cleared by whichever of the hook, a wait or the eventfd reader acts first.
-static atomic_int interrupt_unhandled;
+// Read by the carried libraries' end checks too (stdlib/steps.h).
+atomic_int ld_interrupt_unhandled;
+#define interrupt_unhandled ld_interrupt_unhandled
 
 static void setsignal(int sig, void (*handler)(int)) {
     if (ld_signal_watched(sig)) return;  // a signal source owns it now (events.c)
@@ -64,6 +66,17 @@ int ld_interrupt_clear(lua_State *L) {
     lua_sethook(L, NULL, 0, 0);
     atomic_store(&interrupt_unhandled, 0);
     return 1;
+}
+
+/// Ctrl-C for the carried libraries' long C loops (stdlib/steps.h): on the main thread, where
+/// the hook would raise at the next instruction, raises as it would.
+int ld_interrupt_check(lua_State *L) {
+    if (!atomic_load_explicit(&interrupt_unhandled, memory_order_relaxed) || !ld_is_main_thread()) return 0;
+    lua_State *main = interrupt_L;
+    if (main == NULL || lua_gethook(main) != lstop) return 0;
+    lua_sethook(main, NULL, 0, 0);
+    atomic_store(&interrupt_unhandled, 0);
+    return luaL_error(L, "interrupted!");
 }
 
 int ld_interrupt_take(void) { return atomic_exchange(&interrupt_unhandled, 0); }

@@ -23,9 +23,11 @@
 #include "ld_platform.h"
 #include "switching.h"
 #include "ld_blocking.h"
+#include "ld_internals.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <unistd.h>
@@ -50,6 +52,45 @@ volatile int ld_terminations;
 
 static void switch_hook(lua_State *L, lua_Debug *ar);
 
+// Past MAX_RUNNING (nested blocking calls and coroutines), the entries go on in an array of the
+// thread's own, grown as needed (in a busy section: the handler never sees it moved). An entry
+// it could not grow for is unknown, as every one past MAX_RUNNING was before: the handler then
+// hooks nothing.
+static __thread running *deep;
+static __thread int deep_capacity;
+static pthread_key_t deep_key;  // frees a thread's array when the thread exits
+static pthread_once_t deep_key_once = PTHREAD_ONCE_INIT;
+static void make_deep_key(void) { pthread_key_create(&deep_key, free); }
+
+/// The entry at `i` (0: outermost), or NULL if unknown.
+static running *at(int i) {
+    if (i < MAX_RUNNING) return &stack[i];
+    return i - MAX_RUNNING < deep_capacity ? &deep[i - MAX_RUNNING] : NULL;
+}
+
+void ld_running_deep_push(lua_State *L, int d) {
+    int i = d - MAX_RUNNING;
+    if (i >= deep_capacity) {
+        int capacity = deep_capacity > 0 ? deep_capacity * 2 : MAX_RUNNING;
+        running *grown = realloc(deep, (size_t)capacity * sizeof *grown);
+        if (grown == NULL) return;
+        pthread_once(&deep_key_once, make_deep_key);
+        pthread_setspecific(deep_key, grown);
+        deep = grown;
+        deep_capacity = capacity;
+    }
+    deep[i].L = L;
+    deep[i].hooked = 0;
+    deep[i].enforced = ld_alloc_enforced;
+}
+
+void ld_running_deep_pop(int d) {
+    running *e = at(d);
+    if (e == NULL) return;
+    ld_alloc_enforced = e->enforced;
+    if (e->hooked) ld_running_unhook(e);
+}
+
 static inline void enter_busy(void) {
     busy = 1;
     atomic_signal_fence(memory_order_seq_cst);
@@ -66,8 +107,10 @@ static inline void leave_busy(void) {
 
 /// The entry of `L`, innermost first; NULL if `L` does not run on this thread.
 static running *entry_of(lua_State *L) {
-    for (int i = (depth < MAX_RUNNING ? depth : MAX_RUNNING) - 1; i >= 0; i--)
-        if (stack[i].L == L) return &stack[i];
+    for (int i = depth - 1; i >= 0; i--) {
+        running *e = at(i);
+        if (e != NULL && e->L == L) return e;
+    }
     return NULL;
 }
 
@@ -81,10 +124,12 @@ static void unhook(running *e) {
 /// In the signal handler, or at the end of a busy section.
 static void hook_state(void) {
     ld_lock *lock = ld_lock_held();
-    if (lock == NULL || depth == 0 || depth > MAX_RUNNING) return;
-    if (!(atomic_load_explicit(&ld_lock_state(lock)->requests, memory_order_relaxed) & (LD_REQUEST_SWITCH | LD_REQUEST_TERMINATE)))
-        return;
-    running *e = &stack[depth - 1];
+    if (lock == NULL || depth == 0 || at(depth - 1) == NULL) return;
+    uint32_t requests = atomic_load_explicit(&ld_lock_state(lock)->requests, memory_order_relaxed);
+    if (!(requests & (LD_REQUEST_SWITCH | LD_REQUEST_TERMINATE))) return;
+    running *e = at(depth - 1);
+    // An end reaches code Lua runs with hooks off too: a finalizer, a message handler (internals.c).
+    if (requests & LD_REQUEST_TERMINATE) ld_allow_hooks(e->L);
     lua_Hook current = lua_gethook(e->L);
     if (current == switch_hook) return;
     // Whatever hook is there now is the script's (it may have changed since an earlier switch).
@@ -136,7 +181,8 @@ void ld_running_service(void) { hook_innermost(); }
 void ld_running_unhook(ld_running_entry *e) { unhook(e); }
 
 lua_State *ld_running_innermost(void) {
-    return depth > 0 && depth <= MAX_RUNNING ? stack[depth - 1].L : NULL;
+    running *e = depth > 0 ? at(depth - 1) : NULL;
+    return e != NULL ? e->L : NULL;
 }
 
 // MARK: the hook
@@ -150,7 +196,14 @@ static void raise_termination(lua_State *L, ld_lock_shared *s) {
     luaL_where(L, 1);
     lua_pushstring(L, message != NULL ? message : "interrupted");
     lua_concat(L, 2);
+    // Raised in a hook, where Lua stops hooks: the message handler it calls would run unended.
+    ld_allow_hooks(L);
     lua_error(L);
+}
+
+void ld_raise_termination(lua_State *L) {
+    ld_lock *lock = ld_lock_held();
+    raise_termination(L, ld_lock_state(lock));
 }
 
 static void switch_hook(lua_State *L, lua_Debug *ar) {
@@ -222,6 +275,13 @@ void ld_lock_terminate(ld_lock *lock, int time_limit) {
     if (holder > 0) ld_thread_signal(holder, ld_switch_signal());
 }
 
+void ld_lock_poke(ld_lock *lock) {
+    ld_lock_shared *s = ld_lock_state(lock);
+    if (!(atomic_load_explicit(&s->requests, memory_order_relaxed) & LD_REQUEST_TERMINATE)) return;
+    int32_t holder = atomic_load_explicit(&s->holder, memory_order_relaxed);
+    if (holder > 0) syscall(SYS_tgkill, getpid(), holder, ld_switch_signal());
+}
+
 void ld_lock_end_termination(ld_lock *lock) {
     if (atomic_fetch_and_explicit(&ld_lock_state(lock)->requests, ~(uint32_t)LD_REQUEST_TERMINATE, memory_order_relaxed) &
         LD_REQUEST_TERMINATE)
@@ -246,6 +306,7 @@ int64_t ld_lock_interval(ld_lock *lock) {
 static pthread_once_t install_once = PTHREAD_ONCE_INIT;
 
 static void install(void) {
+    ld_internals_init();  // before the handler may use it
     struct sigaction sa;
     sa.sa_handler = on_signal;
     sa.sa_flags = SA_RESTART;

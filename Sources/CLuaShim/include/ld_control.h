@@ -34,6 +34,9 @@ extern volatile int ld_terminations;
 void ld_running_first(void);
 void ld_running_service(void);
 void ld_running_unhook(ld_running_entry *e);
+/// The entries past LD_MAX_RUNNING, kept by switching.c (code may nest deeper than that).
+void ld_running_deep_push(lua_State *L, int depth);
+void ld_running_deep_pop(int depth);
 
 /// `L` starts running on the calling thread (every block, chunk and handler pushes its pooled
 /// thread, every resume its coroutine) / the innermost state stops running here.
@@ -51,6 +54,8 @@ static inline __attribute__((always_inline)) void ld_running_push(lua_State *L) 
         r->stack[d].L = L;
         r->stack[d].hooked = 0;
         r->stack[d].enforced = *enforced;
+    } else {
+        ld_running_deep_push(L, d);
     }
     *enforced = 1;  // Lua code runs: the memory limit applies
     r->depth = d + 1;
@@ -70,6 +75,8 @@ static inline __attribute__((always_inline)) void ld_running_pop(void) {
         if (d < LD_MAX_RUNNING) {
             ld_alloc_enforced = r->stack[d].enforced;
             if (r->stack[d].hooked) ld_running_unhook(&r->stack[d]);
+        } else {
+            ld_running_deep_pop(d);
         }
     }
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -172,5 +179,12 @@ int ld_interrupt_take(void);
 
 /// A full collection, in a protected call (finalizers run Lua). Lock held.
 int ld_gc_collect(lua_State *L);
+
+/// Whether Ctrl-C is pending (interrupt.c): with ld_terminations, what the carried libraries'
+/// loops look at (stdlib/steps.h).
+extern _Atomic int ld_interrupt_unhandled;
+/// Raises the end's own error ("time limit exceeded", "interrupted", Ctrl-C's "interrupted!")
+/// in `L` if the interpreter running it is ending its code; returns otherwise (control/steps.c).
+void ld_stdlib_check_end(lua_State *L);
 
 #endif

@@ -1,5 +1,5 @@
 // Lua's macros as functions Swift can see, and small helpers on a state: its runtime (kept in
-// the extra space), loading a chunk, opening the standard libraries, collecting.
+// the extra space), loading a chunk.
 #ifndef LD_LUA_H
 #define LD_LUA_H
 
@@ -36,9 +36,5 @@ static inline int ld_multret(void) { return LUA_MULTRET; }
 /// lua_gc is variadic: a step as if `kb` kilobytes had been allocated (for memory Lua cannot see).
 static inline int ld_gc_step(lua_State *L, int kb) { return lua_gc(L, LUA_GCSTEP, kb); }
 
-/// Opens the standard libraries whose bits are set in the integer argument 1 (bit i: the i-th
-/// of base, package, coroutine, table, io, os, string, math, utf8, debug; bit 10 restricts them,
-/// see ld_sandbox.h). Call with lua_pcall.
-int ld_openlibs(lua_State *L);
 
 #endif

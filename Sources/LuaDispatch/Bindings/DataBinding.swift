@@ -61,14 +61,27 @@ enum DataBinding {
         }
         t.method("regions") { a throws(LuaError) in
             let d: DataObject = try a.object(1, .data)
-            // The regions are listed now, as slices that share the bytes: {offset, region, ...}.
+            // The regions are listed now, as data that share the bytes: {offset, region, ...}.
+            // Each keeps the whole data alive (its deallocator holds it): a subdata per region
+            // looked the region up from the first, quadratic in the number of regions.
+            let whole = d.data
             var regions: [(Int, DispatchData)] = []
-            d.data.enumerateBytes { buffer, index, _ in
-                regions.append((index, d.data.subdata(in: index..<index + buffer.count)))
+            var ended = false
+            whole.enumerateBytes { buffer, index, stop in
+                if regions.count % Runtime.stepsPerEndCheck == 0 && a.runtime.terminating {
+                    ended = true
+                    stop = true
+                    return
+                }
+                let bytes = UnsafeRawBufferPointer(buffer)
+                regions.append((index, bytes.isEmpty ? DispatchData.empty
+                    : DispatchData(bytesNoCopy: bytes, deallocator: .custom(nil, { withExtendedLifetime(whole) {} }))))
             }
+            if ended { try a.runtime.checkEnd() }
             let L = a.L
-            lua_createtable(L, Int32(regions.count * 2), 1)
+            lua_createtable(L, Int32(clamping: regions.count * 2), 1)
             for (i, (offset, region)) in regions.enumerated() {
+                try a.runtime.checkEnd(every: i + 1)
                 lua_pushinteger(L, lua_Integer(offset))
                 lua_rawseti(L, -2, lua_Integer(2 * i + 1))
                 a.runtime.objects.push(L, DataObject(region), .data)

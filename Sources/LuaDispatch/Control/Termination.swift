@@ -42,6 +42,7 @@ extension Runtime {
         workAdded()
         lastTermination.store(kind.rawValue, ordering: .releasing)
         ld_lock_terminate(lock, kind == .timeLimit ? 1 : 0)
+        pokeWhileEnding()
         #if DEBUG
         Self.afterTerminateRequest?()
         #endif
@@ -63,6 +64,16 @@ extension Runtime {
             _ = ld_gc_collect(admin)
             release()
             endTerminationIfIdle()
+        }
+    }
+
+    /// Signals the lock's holder again every 10 ms until the end is over (`ld_lock_poke`): a
+    /// finalizer Lua runs after the first signal has its hooks off again.
+    private func pokeWhileEnding() {
+        Self.deadlines.asyncAfter(deadline: .now() + .milliseconds(10)) { [self] in
+            guard termination.load(ordering: .acquiring) > 0, !isClosed else { return }
+            ld_lock_poke(lock)
+            pokeWhileEnding()
         }
     }
 

@@ -1,6 +1,7 @@
 import CLua
 import CLuaShim
 import Dispatch
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -63,16 +64,24 @@ enum ConcurrentMapBinding {
         let slots = Slots(tasks)
         let runtime = a.runtime
         runtime.unlocked {
-            DispatchQueue.concurrentPerform(iterations: tasks) { t in
-                let first = t * size + 1
-                let last = first + min(size, n - first + 1) - 1
-                // Under a memory limit, interpreters of the runtime's own, which charge it.
-                let owned = runtime.budget != nil
-                let worker = owned ? runtime.ownedWorkers.take(for: runtime) : WorkerInterpreter.current(libraries: runtime.libraries)
-                defer { if owned { runtime.ownedWorkers.putBack(worker) } }
-                slots.buffer[t] = runtime.ownedWorkers.run(worker, for: runtime) { worker.run(fn, first...last) }
+            // A few strands per core take the tasks in turn, and stop taking them once the
+            // interpreter is ending (a time limit): a million tasks left cost nothing then.
+            let strands = min(tasks, max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) * 4)
+            DispatchQueue.concurrentPerform(iterations: strands) { _ in
+                while !runtime.terminating {
+                    let t = slots.next.wrappingAdd(1, ordering: .relaxed).oldValue
+                    guard t < tasks else { return }
+                    let first = t * size + 1
+                    let last = first + min(size, n - first + 1) - 1
+                    // Under a memory limit, interpreters of the runtime's own, which charge it.
+                    let owned = runtime.budget != nil
+                    let worker = owned ? runtime.ownedWorkers.take(for: runtime) : WorkerInterpreter.current(libraries: runtime.libraries)
+                    defer { if owned { runtime.ownedWorkers.putBack(worker) } }
+                    slots.buffer[t] = runtime.ownedWorkers.run(worker, for: runtime) { worker.run(fn, first...last) }
+                }
             }
         }
+        try runtime.checkEnd()
         if let failure = slots.buffer.compactMap({ $0?.error }).min(by: { $0.index < $1.index }) {
             throw .message("concurrent_map: iteration \(failure.index): \(failure.message)")
         }
@@ -84,7 +93,9 @@ enum ConcurrentMapBinding {
         guard lua_checkstack(L, 8) != 0 else { throw .message("concurrent_map: stack overflow") }
         lua_createtable(L, Int32(min(n, 1 << 16)), 0)  // presized to a bound: the rest grows as filled
         let results = lua_gettop(L)
+        let runtime = Runtime.from(L)
         for (t, slot) in slots.buffer.enumerated() {
+            try runtime.checkEnd(every: t + 1)
             guard let values = slot?.values else { continue }
             let built: Void? = values.build(in: L) { push in
                 for (j, v) in values.roots.enumerated() {
@@ -105,6 +116,8 @@ enum ConcurrentMapBinding {
     /// One result per task, each written by exactly one task (no two threads share a slot).
     private final class Slots: @unchecked Sendable {
         let buffer: UnsafeMutableBufferPointer<WorkerInterpreter.ChunkResult?>
+        /// The next task a strand takes.
+        let next = Atomic<Int>(0)
 
         init(_ count: Int) {
             buffer = .allocate(capacity: count)

@@ -157,7 +157,14 @@ final class Tracer: @unchecked Sendable {
         events.append(e)
     }
 
+    /// The longest string a trace keeps, in UTF-8 bytes: labels and messages are the script's,
+    /// and each event writes its strings out in full (a 1 MiB label on every block of a million
+    /// made a terabyte of trace, written after the time limit).
+    static let longestString = 256
+
     func intern(_ s: String) -> Int32 {
+        let s = s.utf8.count <= Tracer.longestString ? s
+            : String(decoding: s.utf8.prefix(Tracer.longestString), as: UTF8.self) + "..."
         if let i = stringIndex[s] { return i }
         let i = Int32(strings.count)
         strings.append(s)

@@ -1,0 +1,58 @@
+// One field of liblua's lua_State the runtime sets: `allowhook`, which Lua clears while a hook,
+// a finalizer (`__gc`) or a message handler called from a hook runs, so that no hook fires
+// there. An end (a time limit, `interrupt()`) sets it again, so that the code running there
+// is ended as any other (switching.c): a `__gc` or an `xpcall` handler that never returns no
+// longer outlives the limit. Lua has no API for it: its offset is Lua 5.4.4's (lstate.h, the
+// version Debian's liblua5.4 and lua5.4 carry), checked once against a live state; if the
+// check fails, nothing is written and such code runs on as under stock Lua.
+#include "ld_internals.h"
+
+#include <lua5.4/lauxlib.h>
+#include <pthread.h>
+#include <stddef.h>
+
+// lstate.h 5.4.4: struct lua_State { GCObject *next; lu_byte tt; lu_byte marked; lu_byte
+// status; lu_byte allowhook; ... }.
+enum { OFFSET_STATUS = sizeof(void *) + 2, OFFSET_ALLOWHOOK = sizeof(void *) + 3 };
+
+static int layout_known;
+static unsigned char seen_in_hook = 0xff;
+
+static unsigned char byte_at(lua_State *L, size_t offset) { return *((volatile unsigned char *)L + offset); }
+
+static void probe_hook(lua_State *L, lua_Debug *ar) {
+    (void)ar;
+    seen_in_hook = byte_at(L, OFFSET_ALLOWHOOK);
+}
+
+static int yielder(lua_State *L) { return lua_yield(L, 0); }
+
+static void probe(void) {
+    lua_State *L = luaL_newstate();
+    if (L == NULL) return;
+    int ok = byte_at(L, OFFSET_ALLOWHOOK) == 1 && byte_at(L, OFFSET_STATUS) == LUA_OK;
+    // In a hook: 0; after it: 1 again.
+    lua_sethook(L, probe_hook, LUA_MASKCOUNT, 1);
+    ok = ok && luaL_loadstring(L, "local a = 1 for i = 1, 3 do a = a + i end") == LUA_OK && lua_pcall(L, 0, 0, 0) == LUA_OK;
+    lua_sethook(L, NULL, 0, 0);
+    ok = ok && seen_in_hook == 0 && byte_at(L, OFFSET_ALLOWHOOK) == 1;
+    // The status byte next to it follows lua_status (a suspended coroutine: LUA_YIELD).
+    lua_State *co = lua_newthread(L);
+    lua_pushcfunction(co, yielder);
+    int n = 0;
+    ok = ok && lua_resume(co, L, 0, &n) == LUA_YIELD && lua_status(co) == LUA_YIELD &&
+         byte_at(co, OFFSET_STATUS) == LUA_YIELD && byte_at(co, OFFSET_ALLOWHOOK) == 1;
+    lua_close(L);
+    layout_known = ok;
+}
+
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+
+int ld_internals_init(void) {
+    pthread_once(&probe_once, probe);
+    return layout_known;
+}
+
+void ld_allow_hooks(lua_State *L) {
+    if (layout_known && L != NULL) *((volatile unsigned char *)L + OFFSET_ALLOWHOOK) = 1;
+}

@@ -1,0 +1,23 @@
+// The one field of liblua's lua_State the runtime writes (internals.c).
+#ifndef LD_INTERNALS_H
+#define LD_INTERNALS_H
+
+#include <lua5.4/lua.h>
+
+/// Checks liblua's layout against Lua 5.4.4's (once per process; before any signal may call
+/// ld_allow_hooks): 1 when it matches, and ld_allow_hooks may write.
+int ld_internals_init(void);
+
+/// Lets hooks fire on `L` again where Lua stopped them (a hook running, a finalizer, a message
+/// handler called from a hook): for an end only. Safe in a signal handler on `L`'s thread.
+void ld_allow_hooks(lua_State *L);
+
+
+/// While `lock`'s interpreter is ending its code, signals its holder again, as ld_lock_terminate
+/// did (switching.c): Lua clears `allowhook` anew at each finalizer it runs, and the holder's
+/// innermost state may have changed since. The runtime calls it every 10 milliseconds
+/// until the end is over.
+typedef struct ld_lock ld_lock;
+void ld_lock_poke(ld_lock *lock);
+
+#endif
