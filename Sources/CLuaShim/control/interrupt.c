@@ -5,6 +5,7 @@
 #include "ld_control.h"
 #include "ld_events.h"
 #include "ld_platform.h"
+#include "ld_threads.h"
 
 #include <signal.h>
 #include <stdatomic.h>

@@ -279,7 +279,7 @@ void ld_lock_poke(ld_lock *lock) {
     ld_lock_shared *s = ld_lock_state(lock);
     if (!(atomic_load_explicit(&s->requests, memory_order_relaxed) & LD_REQUEST_TERMINATE)) return;
     int32_t holder = atomic_load_explicit(&s->holder, memory_order_relaxed);
-    if (holder > 0) syscall(SYS_tgkill, getpid(), holder, ld_switch_signal());
+    if (holder > 0) ld_thread_signal(holder, ld_switch_signal());
 }
 
 void ld_lock_end_termination(ld_lock *lock) {
