@@ -663,6 +663,103 @@ function dispatch.net.recvfrom(fd, max) end
 ---@return string|nil errno_name
 function dispatch.net.shutdown(fd, how) end
 
+---@class dispatch.net_serve_options
+---@field host? string Default `"127.0.0.1"`.
+---@field port? integer 0..65535; 0 (the default) picks a free port.
+---@field path? string A Unix-domain socket instead of `host`/`port` (removed when the server closes).
+---@field backlog? integer Default 511.
+---@field queue? dispatch.queue Where the callbacks run; default: the main queue on the main thread, else a new serial queue.
+---@field reuseport? boolean `SO_REUSEPORT` before binding.
+---@field on_error? fun(message: string, code: string) The first accept failure of a run (`"EMFILE"`, ...).
+
+---Listens and calls `fn` on the server's queue with each accepted connection.
+---@param options dispatch.net_serve_options
+---@param fn fun(conn: dispatch.connection)
+---@return dispatch.server|nil server
+---@return string|nil message
+---@return string|nil errno_name
+function dispatch.net.serve(options, fn) end
+
+---A non-blocking connect; `fn` runs on `queue` (default as for `serve`) with a connection, or
+---`nil`, a message and the errno name.
+---@param options {host?: string, port?: integer, path?: string}
+---@param queue dispatch.queue|nil
+---@param fn fun(conn: dispatch.connection|nil, message: string|nil, code: string|nil)
+---@overload fun(options: {host?: string, port?: integer, path?: string}, fn: fun(conn: dispatch.connection|nil, message: string|nil, code: string|nil))
+function dispatch.net.dial(options, queue, fn) end
+
+---A connection over a connected stream socket, which it owns from then on.
+---@param fd integer
+---@param queue? dispatch.queue
+---@return dispatch.connection|nil conn
+---@return string|nil message
+---@return string|nil errno_name
+function dispatch.net.wrap(fd, queue) end
+
+---A listening socket of `dispatch.net.serve`; counts as outstanding work until closed. Also `__close`.
+---@class dispatch.server
+---@field port integer|nil The bound port (TCP).
+---@field path string|nil The socket's path (Unix-domain).
+---@field fd integer|nil The listening descriptor; `nil` once closed.
+---@field closed boolean
+---@field accept_errors integer Accept failures seen.
+local server = {}
+
+---Stops listening and closes the socket (a Unix path is removed); accepted connections go on.
+function server:close() end
+
+---A connected stream socket of `dispatch.net`: reads go to a callback as strings, writes are
+---made at once and queued when the socket is full. Also `__close`.
+---@class dispatch.connection
+---@field peer string `"127.0.0.1:54321"`, `"[::1]:54321"`, or the path for Unix.
+---@field fd integer|nil The descriptor (not to close); `nil` once closed.
+---@field closed boolean True once closed or closing.
+---@field write_queue_size integer Bytes queued and not yet written.
+local conn = {}
+
+---Reads: `fn(data)` with each read, `fn(nil)` at end of stream, `fn(nil, message, code)` on an
+---error; reading then stops. `nil` stops reading.
+---@param fn fun(data: string|nil, message: string|nil, code: string|nil)|nil
+function conn:on_data(fn) end
+
+---`fn()` runs each time the write queue empties; `nil` clears it.
+---@param fn fun()|nil
+function conn:on_drain(fn) end
+
+---Writes at once, queueing what the socket does not take; `fn` runs once the bytes are written
+---(`fn()`) or the write failed (`fn(message, code)`).
+---@param data string|dispatch.data
+---@param fn? fun(message: string|nil, code: string|nil)
+---@return true|nil ok
+---@return string|nil message
+---@return string|nil errno_name
+function conn:write(data, fn) end
+
+---Half-close: the writing side ends once the queue is written; reading goes on.
+---@return true|nil ok
+---@return string|nil message
+---@return string|nil errno_name
+function conn:shutdown() end
+
+---Closes once the queue is written (`now = true`: at once, dropping it); no callback runs afterwards.
+---@param options? {now?: boolean}
+function conn:close(options) end
+
+---@alias dispatch.connection_option "nodelay"|"keepalive"|"reuseaddr"|"reuseport"|"rcvbuf"|"sndbuf"
+
+---@param name dispatch.connection_option
+---@param value boolean|integer Booleans, except `rcvbuf` and `sndbuf` (bytes).
+---@return true|nil ok
+---@return string|nil message
+---@return string|nil errno_name
+function conn:set_option(name, value) end
+
+---@param name dispatch.connection_option
+---@return boolean|integer|nil value
+---@return string|nil message
+---@return string|nil errno_name
+function conn:get_option(name) end
+
 dispatch.http = {}
 
 ---An HTTP GET through libcurl (loaded at the first call); `fn` runs on `queue` (nil: the default

@@ -49,6 +49,7 @@ local receivers = {
   q = "dispatch.queue", item = "dispatch.work_item", g = "dispatch.group", s = "dispatch.semaphore",
   t = "dispatch.task", src = "dispatch.source", io_ch = "dispatch.io", d = "dispatch.data",
   pool = "dispatch.pool", job = "dispatch.job", chan = "dispatch.channel",
+  conn = "dispatch.connection", server = "dispatch.server",
 }
 
 local function documented()
