@@ -25,7 +25,12 @@ let package = Package(
         .target(name: "CLuaLink", linkerSettings: [.linkedLibrary("lua5.4")]),
         // Lua's macros as functions, and the C frames that may call lua_error.
         .target(name: "CLuaShim", dependencies: ["CLua"], linkerSettings: [.linkedLibrary("dl")]),
-        .target(name: "LuaDispatch", dependencies: ["CLua", "CLuaShim"], exclude: ["Embedding/README.md"]),
+        // Lua 5.4.4's string, table and utf8 libraries, carried with end checks in their long
+        // loops (see ld_stdlib.h), and the opening of every standard library. Optimised in every
+        // configuration, as liblua is: at -O0 the debug and sanitizer builds' string.unpack and
+        // pattern matching ran twice as slow as liblua's.
+        .target(name: "CLuaStdlib", dependencies: ["CLua", "CLuaShim"], cSettings: [.unsafeFlags(["-O2"])]),
+        .target(name: "LuaDispatch", dependencies: ["CLua", "CLuaShim", "CLuaStdlib"], exclude: ["Embedding/README.md"]),
         // `luaopen_dispatch`: the runtime attached to the loading interpreter's state.
         // Never unmapped: lua_close dlcloses the C modules it loaded while Dispatch's threads
         // may still be releasing blocks whose code lives in this library.

@@ -15,7 +15,7 @@
 static lua_State *volatile interrupt_L;
 static volatile int interrupt_fd = -1;
 // Set by the handler, cleared by whichever of the hook, a wait or the eventfd reader acts first.
-// Read by the carried libraries' end checks too (stdlib/steps.h).
+// Read by the carried libraries' end checks too (Sources/CLuaStdlib/steps.h).
 atomic_int ld_interrupt_unhandled;
 #define interrupt_unhandled ld_interrupt_unhandled
 
@@ -69,7 +69,7 @@ int ld_interrupt_clear(lua_State *L) {
     return 1;
 }
 
-/// Ctrl-C for the carried libraries' long C loops (stdlib/steps.h): on the main thread, where
+/// Ctrl-C for the carried libraries' long C loops (Sources/CLuaStdlib/steps.h): on the main thread, where
 /// the hook would raise at the next instruction, raises as it would.
 int ld_interrupt_check(lua_State *L) {
     if (!atomic_load_explicit(&interrupt_unhandled, memory_order_relaxed) || !ld_is_main_thread()) return 0;

@@ -1,4 +1,4 @@
-// The carried libraries' end check (stdlib/steps.h): what the switch hook raises at the next
+// The carried libraries' end check (Sources/CLuaStdlib/steps.h): what the switch hook raises at the next
 // instruction, raised in the C function instead, which may not reach one for minutes.
 #define _GNU_SOURCE
 #include "ld_control.h"

@@ -181,7 +181,7 @@ int ld_interrupt_take(void);
 int ld_gc_collect(lua_State *L);
 
 /// Whether Ctrl-C is pending (interrupt.c): with ld_terminations, what the carried libraries'
-/// loops look at (stdlib/steps.h).
+/// loops look at (Sources/CLuaStdlib/steps.h).
 extern _Atomic int ld_interrupt_unhandled;
 /// Raises the end's own error ("time limit exceeded", "interrupted", Ctrl-C's "interrupted!")
 /// in `L` if the interpreter running it is ending its code; returns otherwise (control/steps.c).

@@ -1,5 +1,6 @@
 import CLua
 import CLuaShim
+import CLuaStdlib
 import Dispatch
 import Synchronization
 

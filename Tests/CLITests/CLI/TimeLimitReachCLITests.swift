@@ -28,7 +28,7 @@ final class TimeLimitReachCLITests: XCTestCase {
         ("nested syncs", """
             local d = require("dispatch")
             local function g(n) if n == 0 then while true do end end d.global():sync(function() g(n - 1) end) end
-            g(300)
+            g(190)
             """),
         ("nested coroutines and syncs", """
             local d = require("dispatch")

@@ -1,5 +1,5 @@
 // The string, table and utf8 libraries every interpreter the runtime makes opens in place of
-// liblua's: Lua 5.4.4's lstrlib.c, ltablib.c and lutf8lib.c (stdlib/), whose loops that can run
+// liblua's: Lua 5.4.4's lstrlib.c, ltablib.c and lutf8lib.c (Sources/CLuaStdlib), whose loops that can run
 // long in C end with the interpreter's code (a time limit, `interrupt()`, Ctrl-C) as Lua code
 // does. A state the runtime is attached to (the module loaded into `lua5.4`) keeps its own.
 #ifndef LD_STDLIB_H

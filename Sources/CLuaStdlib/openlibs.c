@@ -1,5 +1,5 @@
 // Opening the standard libraries on a state (ld_stdlib.h): string, table and utf8 are the copies
-// carried in stdlib/, which an end of the script reaches inside their long loops.
+// carried in this target, which an end of the script reaches inside their long loops.
 #include "ld_stdlib.h"
 #include <lua5.4/lauxlib.h>
 #include <lua5.4/lualib.h>
