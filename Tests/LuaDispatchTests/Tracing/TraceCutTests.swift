@@ -1,0 +1,34 @@
+import Foundation
+import XCTest
+@testable import LuaDispatch
+
+/// A trace written after the time limit stops at its deadline: what is left out is counted as
+/// dropped and as `cut`, and the trace still reads. Without a deadline nothing changes.
+final class TraceCutTests: XCTestCase {
+    func testATraceCutShortAtItsDeadlineStillReads() throws {
+        let rt = Runtime(tracing: true)
+        defer { rt.close() }
+        try rt.run(string: "local d = require'dispatch' local q = d.queue'x' for i = 1, 10000 do q:async(function() end) end")
+        rt.runUntilIdle()
+        let full = try XCTUnwrap(rt.traceJSON())
+        let tracer = try XCTUnwrap(rt.tracer)
+        rt.acquire()
+        let whole = tracer.jsonBytes(until: .max)
+        let none = tracer.jsonBytes(until: Tracer.clock() - 1)  // already past
+        let count = tracer.events.count
+        rt.release()
+
+        XCTAssertEqual(whole.cut, 0)
+        XCTAssertEqual(String(decoding: whole.bytes, as: UTF8.self), full)
+        XCTAssertFalse(full.contains("\"cut\""))
+
+        XCTAssertGreaterThan(count, 20_000)
+        XCTAssertEqual(none.cut, count)
+        let trace = try Trace(json: String(decoding: none.bytes, as: UTF8.self))
+        XCTAssertEqual(trace.other["cut"] as? Int, count)
+        XCTAssertEqual(trace.other["dropped"] as? Int, count)
+        XCTAssertEqual(trace.other["events"] as? Int, 0)
+        XCTAssertTrue(trace.ph("X").isEmpty)
+        XCTAssertEqual(trace.events.filter { $0["name"] as? String == "events dropped" }.count, 1)
+    }
+}
