@@ -31,4 +31,28 @@ final class TraceCutTests: XCTestCase {
         XCTAssertTrue(trace.ph("X").isEmpty)
         XCTAssertEqual(trace.events.filter { $0["name"] as? String == "events dropped" }.count, 1)
     }
+
+    /// A host's interpreter traced to a file (`LUADISPATCH_TRACE`) whose run the time limit
+    /// ended writes the trace as it closes: cut short, within moments, not seconds.
+    func testAHostWritesABigTraceWithinTheLimit() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("host-big-\(getpid()).json").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        // Only the first interpreter made while it is set takes the file (once per process).
+        setenv("LUADISPATCH_TRACE", path, 1)
+        let rt = Runtime()
+        unsetenv("LUADISPATCH_TRACE")
+        let started = Date()
+        do {
+            _ = try rt.run(string: "local d = require'dispatch' local q = d.queue'x' for i = 1, 1e6 do q:async(function() end) end",
+                           timeLimit: 1)
+            XCTFail("not ended")
+        } catch {
+            XCTAssertEqual(error.kind, .timeLimit, error.message)
+        }
+        rt.close()
+        // 1.5 s promised; the rest is a loaded machine's.
+        XCTAssertLessThan(Date().timeIntervalSince(started), 3.0)
+        let trace = try Trace(json: String(contentsOfFile: path, encoding: .utf8))
+        XCTAssertGreaterThan(trace.other["cut"] as? Int ?? 0, 0)
+    }
 }
