@@ -95,8 +95,18 @@ extension Runtime {
         if tracer.dropped > 0 {
             writeStderr("luadispatch: trace: \(tracer.dropped) events dropped (limit \(tracer.limit); set LUADISPATCH_TRACE_LIMIT)\n")
         }
-        Self.write(tracer.jsonBytes(), to: path)
+        // After the time limit the run is over but for this: it writes what fits in a moment,
+        // not seconds of a big trace (the limit promises an end, and the CLI's backstop waits).
+        let deadline = lastTerminationKind == .timeLimit ? Tracer.clock() + Self.traceWritingAfterLimit : .max
+        let (json, cut) = tracer.jsonBytes(until: deadline)
+        if cut > 0 {
+            writeStderr("luadispatch: trace: cut short after the time limit (\(cut) events left out)\n")
+        }
+        Self.write(json, to: path)
     }
+
+    /// Nanoseconds a trace is written for at most after the time limit ended the run.
+    static let traceWritingAfterLimit: UInt64 = 200_000_000
 
     @discardableResult
     static func write(_ json: String, to path: String) -> Bool { write(Array(json.utf8), to: path) }

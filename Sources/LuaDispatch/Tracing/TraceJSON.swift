@@ -13,8 +13,17 @@ extension Tracer {
         String(decoding: jsonBytes(processName: processName), as: UTF8.self)
     }
 
-    func jsonBytes(processName: String = "luadispatch") -> [UInt8] {
+    func jsonBytes(processName: String = "luadispatch") -> [UInt8] { jsonBytes(processName: processName, until: .max).bytes }
+
+    /// The trace, written until `deadline` (`Tracer.clock()`) at most: events past it are left
+    /// out, counted as dropped, and `cut` says how many (the trace then says it was cut short).
+    /// A run the time limit ended writes its trace after the limit, and a million blocks' worth
+    /// took seconds.
+    func jsonBytes(processName: String = "luadispatch", until deadline: UInt64) -> (bytes: [UInt8], cut: Int) {
         var out = JSONBytes(capacity: events.count * 160 + 4096)
+        var cut = 0
+        // The clock is read once per 4096 events: a few microseconds' writing.
+        func late(_ i: Int) -> Bool { i & 4095 == 0 && deadline != .max && Tracer.clock() > deadline }
         // Every string the events name, quoted once.
         let quoted = strings.map { Array(Self.quote($0).utf8) }
         let pid = Int(getpid())
@@ -45,7 +54,11 @@ extension Tracer {
             out.add("{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":"); out.add(pid); out.add(",\"tid\":"); out.add(Int(tid))
             out.add(",\"args\":{\"sort_index\":"); out.add(Int(tid)); out.add("}}")
         }
-        for e in events {
+        for (i, e) in events.enumerated() {
+            if late(i) {
+                cut = events.count - i
+                break
+            }
             switch e.phase {
             case .complete:
                 switch e.category {
@@ -79,7 +92,11 @@ extension Tracer {
                 out.add(",\"args\":{\"subject\":"); arg(e.arg1); out.add("}}")
             }
         }
-        for w in workers.slices {
+        for (i, w) in workers.slices.enumerated() {
+            if cut > 0 || late(i) {
+                cut += workers.slices.count - i
+                break
+            }
             if w.flow != 0 {
                 next()
                 out.add("{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"flow\",\"name\":\"submit\",\"id\":"); out.add(w.flow)
@@ -91,15 +108,17 @@ extension Tracer {
             out.add(",\"args\":{\"queue\":"); out.add(Self.quote(w.name)); out.add(",\"kind\":"); out.add(Self.quote(w.kind))
             out.add(",\"source\":"); out.add(Self.quote(w.source)); out.add("}}")
         }
-        let dropped = dropped + workers.dropped
+        let dropped = dropped + workers.dropped + cut
         if dropped > 0 {
             next()
             out.add("{\"ph\":\"i\",\"s\":\"g\",\"cat\":\"event\",\"name\":\"events dropped\",\"pid\":"); out.add(pid)
             out.add(",\"tid\":0,\"ts\":0,\"args\":{\"dropped\":"); out.add(dropped); out.add(",\"limit\":"); out.add(limit); out.add("}}")
         }
-        out.add("\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"recorder\":\"luadispatch\",\"events\":"); out.add(events.count + workers.slices.count)
-        out.add(",\"dropped\":"); out.add(dropped); out.add(",\"limit\":"); out.add(limit); out.add("}}\n")
-        return out.bytes
+        out.add("\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"recorder\":\"luadispatch\",\"events\":"); out.add(events.count + workers.slices.count - cut)
+        out.add(",\"dropped\":"); out.add(dropped); out.add(",\"limit\":"); out.add(limit)
+        if cut > 0 { out.add(",\"cut\":"); out.add(cut) }
+        out.add("}}\n")
+        return (out.bytes, cut)
     }
 
     /// `s` as a JSON string literal, quotes included.

@@ -95,3 +95,34 @@ final class TimeLimitReachCLITests: XCTestCase {
         XCTAssertLessThan(json.utf8.count, 100_000)
     }
 }
+
+extension TimeLimitReachCLITests {
+    /// A big trace is written after the limit in what time is left: cut short (and saying so)
+    /// instead of seconds of writing that ran into the backstop. A million blocks' trace, and
+    /// blocks with long labels; each trace still reads.
+    func testABigTraceIsWrittenWithinTheLimit() throws {
+        let scripts = [
+            ("a million blocks", "local d = require'dispatch' local q = d.queue'x' for i = 1, 1e6 do q:async(function() end) end"),
+            ("long labels", "local d = require'dispatch' local q = d.queue(('q'):rep(1e6)) for i = 1, 1e6 do q:async(function() end) end"),
+        ]
+        let dir = FileManager.default.temporaryDirectory
+        for (what, code) in scripts {
+            let path = dir.appendingPathComponent("big-\(getpid()).json").path
+            let page = dir.appendingPathComponent("big-\(getpid()).html").path
+            defer {
+                try? FileManager.default.removeItem(atPath: path)
+                try? FileManager.default.removeItem(atPath: page)
+            }
+            let started = Date()
+            let r = try CLI.run(["--trace", path, "--time-limit", "1", "-e", code], timeout: 60)
+            let took = Date().timeIntervalSince(started)
+            XCTAssertEqual(r.status, 1, "\(what): \(r.stderr)")
+            XCTAssertTrue(r.stderr.contains("time limit exceeded (1 s)"), "\(what): \(r.stderr)")
+            XCTAssertFalse(r.stderr.contains("cannot interrupt"), "\(what): ended by the backstop: \(r.stderr)")
+            // 1.5 s promised; the rest is a loaded machine's start-up and exit.
+            XCTAssertLessThan(took, 3.0, what)
+            let view = try CLI.run(["trace", "view", path, "-o", page], timeout: 120)
+            XCTAssertEqual(view.status, 0, "\(what): \(view.stderr)")
+        }
+    }
+}
