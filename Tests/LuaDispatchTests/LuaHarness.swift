@@ -105,11 +105,23 @@ enum TestRuntimes {
     private static let lock = NSLock()
     private static let installExitHook: Void = { atexit { TestRuntimes.closeAll() } }()
 
-    static func make(libraries: LuaLibraries = .all) -> Runtime {
+    /// A runtime made as `Runtime(...)` with the same arguments, closed at exit if still open.
+    static func make(libraries: LuaLibraries = .all, ignoreEnvironment: Bool = false, tracing: Bool? = nil,
+                     traceLimit: Int? = nil, switchInterval: Double? = nil, limits: Runtime.Limits = .none) -> Runtime {
         _ = installExitHook
-        let rt = Runtime(libraries: libraries)
+        let rt = untracked(libraries: libraries, ignoreEnvironment: ignoreEnvironment, tracing: tracing,
+                           traceLimit: traceLimit, switchInterval: switchInterval, limits: limits)
         lock.withLock { all.append(rt) }
         return rt
+    }
+
+    /// A runtime the list does not hold, for tests that check a runtime is freed (the list would
+    /// keep it alive) or that close each of many and bound memory (the list would keep them all).
+    /// The test must close it itself.
+    static func untracked(libraries: LuaLibraries = .all, ignoreEnvironment: Bool = false, tracing: Bool? = nil,
+                          traceLimit: Int? = nil, switchInterval: Double? = nil, limits: Runtime.Limits = .none) -> Runtime {
+        Runtime(libraries: libraries, ignoreEnvironment: ignoreEnvironment, tracing: tracing, traceLimit: traceLimit,
+                switchInterval: switchInterval, limits: limits)
     }
 
     static func closeAll() {
