@@ -6,6 +6,10 @@ struct CLIResult {
     let status: Int32
     let stdout: String
     let stderr: String
+    /// Whether the child ended by a signal (then `status` is the signal's number).
+    var signalled = false
+    /// Whether it outlived its timeout (and was terminated).
+    var timedOut = false
 }
 
 enum CLI {
@@ -25,8 +29,13 @@ enum CLI {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     }
 
+    /// Runs `executable` (default: `luadispatch`) with `arguments`. `timeout` nil waits for ever;
+    /// a child still running at the timeout is terminated, and fails the test unless
+    /// `failOnTimeout` is false. With `mergeOutput`, standard error goes to the same pipe as
+    /// standard output (so their order is kept), and `stderr` is empty.
     static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
-                    timeout: TimeInterval = 120, directory: URL? = nil, executable: URL? = nil,
+                    timeout: TimeInterval? = 120, failOnTimeout: Bool = true, mergeOutput: Bool = false,
+                    directory: URL? = nil, executable: URL? = nil,
                     started: ((Process) -> Void)? = nil) throws -> CLIResult {
         let p = Process()
         p.executableURL = executable ?? binary
@@ -35,7 +44,7 @@ enum CLI {
         p.currentDirectoryURL = directory ?? packageRoot
         let out = Pipe(), err = Pipe(), input = Pipe()
         p.standardOutput = out
-        p.standardError = err
+        p.standardError = mergeOutput ? out : err
         p.standardInput = input
         _ = ignoreBrokenPipes
         try p.run()
@@ -47,18 +56,25 @@ enum CLI {
         // Read both pipes while the child runs, so a full pipe cannot block it.
         let group = DispatchGroup()
         let collected = Collected()
-        for (handle, key) in [(out.fileHandleForReading, 0), (err.fileHandleForReading, 1)] {
+        for (handle, key) in [(out.fileHandleForReading, 0), (err.fileHandleForReading, 1)] where key == 0 || !mergeOutput {
             DispatchQueue.global().async(group: group) { collected.set(key, handle.readDataToEndOfFile()) }
         }
-        let deadline = Date().addingTimeInterval(timeout)
-        while p.isRunning && Date() < deadline { usleep(10_000) }
-        if p.isRunning {
-            p.terminate()
-            XCTFail("\(p.executableURL!.lastPathComponent) \(arguments) did not finish within \(timeout) s")
+        var timedOut = false
+        if let timeout {
+            let deadline = Date().addingTimeInterval(timeout)
+            while p.isRunning && Date() < deadline { usleep(10_000) }
+            if p.isRunning {
+                timedOut = true
+                p.terminate()
+                if failOnTimeout {
+                    XCTFail("\(p.executableURL!.lastPathComponent) \(arguments) did not finish within \(timeout) s")
+                }
+            }
         }
         p.waitUntilExit()
         group.wait()
-        return CLIResult(status: p.terminationStatus, stdout: collected.string(0), stderr: collected.string(1))
+        return CLIResult(status: p.terminationStatus, stdout: collected.string(0), stderr: collected.string(1),
+                         signalled: p.terminationReason == .uncaughtSignal, timedOut: timedOut)
     }
 
     /// Writes `code` to a temporary .lua file and runs it with `luadispatch run`.

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import XCTest
 import Synchronization
@@ -42,23 +43,68 @@ func runLua(_ code: String, drive: Bool = true, timeout: Double? = nil, setup: (
     let runtime = TestRuntimes.make()
     setup(runtime)
     let recorder = Recorder()
-    runtime.register(module: "t", functions: [
-        "record": { args in
-            recorder.record(args)
+    recorder.attach(to: runtime)
+    let ok = runScript(code, in: runtime, recorder: recorder, prelude: "local dispatch = require('dispatch'); local t = require('t')\n",
+                       name: "=test", drive: drive, timeout: timeout, file: file, line: line)
+    let (records, errors) = recorder.snapshot
+    return LuaRun(ok: ok, records: records, errors: errors, runtime: runtime)
+}
+
+extension Recorder {
+    /// Makes `runtime`'s module `t` record here (`t.record(...)`, and `t.emit(...)`, its alias
+    /// for `IOHarness`), and its uncaught errors.
+    func attach(to runtime: Runtime) {
+        let record: @Sendable ([LuaValue]) throws -> [LuaValue] = { [self] args in
+            self.record(args)
             return []
-        },
-    ])
-    runtime.uncaughtErrorHandler = { error in
-        recorder.fail(.init(message: error.message, traceback: error.traceback, label: error.label))
+        }
+        runtime.register(module: "t", functions: ["record": record, "emit": record])
+        runtime.uncaughtErrorHandler = { [self] error in
+            fail(.init(message: error.message, traceback: error.traceback, label: error.label))
+        }
     }
+}
+
+/// The one way the tests run a script: `prelude` + `code` in `runtime` on this (main) thread,
+/// a failing main chunk recorded in `recorder`; then, with `drive` (and the chunk ran, or
+/// `driveAfterFailure`), the main queue is serviced until the runtime is idle: for at most
+/// `timeout` seconds if given (work left then fails the test). With `watchdog`, a hang past
+/// that many seconds ends the process with a report naming `who`, so that a hang fails instead
+/// of stalling the suite. Returns whether the main chunk ran.
+@discardableResult
+func runScript(_ code: String, in runtime: Runtime, recorder: Recorder, prelude: String, name: String,
+               drive: Bool = true, driveAfterFailure: Bool = false, timeout: Double? = nil,
+               watchdog: (seconds: Double, who: String)? = nil,
+               file: StaticString = #filePath, line: UInt = #line) -> Bool {
+    let dog = watchdog.map { watchdog in
+        DispatchWorkItem { [runtime, recorder] in
+            // What the script had done and what keeps the runtime busy (read from counters, so
+            // this works while Lua code is stuck), so that a hang seen once in CI says why.
+            let threads = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8))?
+                .split(separator: "\n").first { $0.hasPrefix("Threads:") }.map(String.init) ?? "Threads: ?"
+            let (records, errors) = recorder.snapshot
+            let report = """
+                \(watchdog.who): test at line \(line) hung for \(Int(watchdog.seconds)) s
+                  emitted: \(records.map(Recorder.render))
+                  uncaught: \(errors.map(Recorder.render))
+                  outstanding: \(runtime.outstandingWork() ?? "nothing")
+                  process: \(threads)
+
+                """
+            FileHandle.standardError.write(report.data(using: .utf8)!)
+            exit(99)
+        }
+    }
+    if let dog, let watchdog { DispatchQueue.global().asyncAfter(deadline: .now() + watchdog.seconds, execute: dog) }
+    defer { dog?.cancel() }
     var ok = true
     do {
-        try runtime.run(string: "local dispatch = require('dispatch'); local t = require('t')\n" + code, name: "=test")
+        try runtime.run(string: prelude + code, name: name)
     } catch {
         ok = false
         recorder.fail(.init(message: error.message, traceback: error.traceback, label: nil))
     }
-    if ok && drive {
+    if drive && (ok || driveAfterFailure) {
         if let timeout {
             let deadline = Date(timeIntervalSinceNow: timeout)
             while runtime.pendingWork > 0 && Date() < deadline {
@@ -69,8 +115,23 @@ func runLua(_ code: String, drive: Bool = true, timeout: Double? = nil, setup: (
             runtime.runUntilIdle()
         }
     }
-    let (records, errors) = recorder.snapshot
-    return LuaRun(ok: ok, records: records, errors: errors, runtime: runtime)
+    return ok
+}
+
+extension Recorder {
+    /// A record as one line: its values separated by spaces, integral numbers without ".0".
+    static func render(_ values: [LuaValue]) -> String { values.map(render).joined(separator: " ") }
+
+    static func render(_ v: LuaValue) -> String {
+        switch v {
+        case .string(let s): s
+        case .double(let d) where d.rounded() == d && abs(d) < 1e15: String(Int(d))
+        default: v.description
+        }
+    }
+
+    /// An uncaught error as "label: message" ("-" without a label).
+    static func render(_ f: LuaRun.Failure) -> String { "\(f.label ?? "-"): \(f.message)" }
 }
 
 /// Asserts the run finished without any uncaught error.
@@ -105,11 +166,23 @@ enum TestRuntimes {
     private static let lock = NSLock()
     private static let installExitHook: Void = { atexit { TestRuntimes.closeAll() } }()
 
-    static func make(libraries: LuaLibraries = .all) -> Runtime {
+    /// A runtime made as `Runtime(...)` with the same arguments, closed at exit if still open.
+    static func make(libraries: LuaLibraries = .all, ignoreEnvironment: Bool = false, tracing: Bool? = nil,
+                     traceLimit: Int? = nil, switchInterval: Double? = nil, limits: Runtime.Limits = .none) -> Runtime {
         _ = installExitHook
-        let rt = Runtime(libraries: libraries)
+        let rt = untracked(libraries: libraries, ignoreEnvironment: ignoreEnvironment, tracing: tracing,
+                           traceLimit: traceLimit, switchInterval: switchInterval, limits: limits)
         lock.withLock { all.append(rt) }
         return rt
+    }
+
+    /// A runtime the list does not hold, for tests that check a runtime is freed (the list would
+    /// keep it alive) or that close each of many and bound memory (the list would keep them all).
+    /// The test must close it itself.
+    static func untracked(libraries: LuaLibraries = .all, ignoreEnvironment: Bool = false, tracing: Bool? = nil,
+                          traceLimit: Int? = nil, switchInterval: Double? = nil, limits: Runtime.Limits = .none) -> Runtime {
+        Runtime(libraries: libraries, ignoreEnvironment: ignoreEnvironment, tracing: tracing, traceLimit: traceLimit,
+                switchInterval: switchInterval, limits: limits)
     }
 
     static func closeAll() {

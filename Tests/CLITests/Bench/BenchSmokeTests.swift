@@ -3,22 +3,14 @@ import XCTest
 /// Every benchmark row runs once, small: the suite works end to end (no timing is asserted).
 final class BenchSmokeTests: XCTestCase {
     func testEveryRowRunsOnceAtASmallSize() throws {
-        let p = Process()
-        p.executableURL = CLI.productsDirectory.appendingPathComponent("luadispatch-bench")
         // The before_* rows compare with another luadispatch binary: the CLI itself here.
-        p.arguments = ["--quick", "--before", CLI.productsDirectory.appendingPathComponent("luadispatch").path]
-        p.currentDirectoryURL = CLI.packageRoot
         // trace_off's baseline is a build without tracing that only scripts/bench makes: here
         // the row compares the CLI with itself, which runs it end to end.
-        var environment = ProcessInfo.processInfo.environment
-        environment["LUADISPATCH_NO_TRACING_CLI"] = CLI.productsDirectory.appendingPathComponent("luadispatch").path
-        p.environment = environment
-        let out = Pipe()
-        p.standardOutput = out
-        try p.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        XCTAssertEqual(p.terminationStatus, 0, text)
+        let r = try CLI.run(["--quick", "--before", CLI.binary.path],
+                            environment: ["LUADISPATCH_NO_TRACING_CLI": CLI.binary.path], timeout: nil,
+                            executable: CLI.productsDirectory.appendingPathComponent("luadispatch-bench"))
+        let text = r.stdout
+        XCTAssertEqual(r.status, 0, text)
         let rows = ["async_serial", "async_concurrent", "sync_round_trip", "perform_overhead", "pending_block_memory",
                     "concurrent_map_primes", "jobs_small", "jobs_parallel", "channel_throughput", "timer_lateness", "file_combine", "net_echo", "net_echo_native", "net_accept", "startup",
                     "tasks_sleep", "task_await_signalled", "task_suspend_resume",

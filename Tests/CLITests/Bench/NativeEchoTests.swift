@@ -8,18 +8,11 @@ final class NativeEchoTests: XCTestCase {
     /// socket could take the first number while the old socket was still open through the
     /// other, and its channel read end of file at once: most such processes failed.
     func testEchoRoundsReusingDescriptorNumbersLoseNothing() throws {
-        let p = Process()
-        p.executableURL = CLI.productsDirectory.appendingPathComponent("luadispatch-native")
-        p.arguments = ["echo", "4", "8192", "1500"]
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        XCTAssertEqual(p.terminationReason, .exit, "killed by signal \(p.terminationStatus): \(errors.prefix(400))")
-        XCTAssertEqual(p.terminationStatus, 0, errors)
+        let r = try CLI.run(["echo", "4", "8192", "1500"], timeout: nil,
+                            executable: CLI.productsDirectory.appendingPathComponent("luadispatch-native"))
+        let text = r.stdout, errors = r.stderr
+        XCTAssertFalse(r.signalled, "killed by signal \(r.status): \(errors.prefix(400))")
+        XCTAssertEqual(r.status, 0, errors)
         XCTAssertEqual(text.split(separator: " ").count, 2, text)
     }
 }

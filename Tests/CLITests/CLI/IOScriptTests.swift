@@ -16,15 +16,8 @@ final class IOScriptTests: XCTestCase {
     }
 
     private func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = try luadispatch()
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let r = try CLI.run(arguments, timeout: nil, executable: try luadispatch())
+        return (r.status, r.stdout)
     }
 
     func testCombineBenchmarkScript() throws {

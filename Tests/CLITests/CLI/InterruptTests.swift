@@ -14,6 +14,7 @@ final class InterruptTests: XCTestCase {
     /// Starts `exe -e code`, waits for "ready" on stdout, sends SIGINT to the process alone.
     /// `quietInput`: standard input a pipe that stays open and silent.
     static func interrupt(_ exe: URL, _ code: String, quietInput: Bool = false) throws -> Outcome {
+        // Its own Process, not CLI.run: the signal is sent once the child printed "ready", mid-run.
         let p = Process()
         p.executableURL = exe
         p.arguments = ["-e", code]

@@ -21,6 +21,7 @@ final class MemoryChargeCLITests: XCTestCase {
             io.stdin:read(1)
             if not ok then error(e, 0) end
             """
+        // Its own Process, not CLI.run: the child's peak memory is read mid-run, when it says "measure".
         let p = Process()
         p.executableURL = CLI.binary
         let script = FileManager.default.temporaryDirectory.appendingPathComponent("memcharge-\(UUID().uuidString).lua")

@@ -8,6 +8,7 @@ final class REPLTests: XCTestCase {
     /// A process whose standard input, output and error are a new terminal.
     final class Terminal {
         let master: Int32
+        // Its own Process, not CLI.run: the child needs a pseudo-terminal, not pipes.
         let process = Process()
         /// The terminal's settings before the program started (as `stty -a` shows them).
         private(set) var initial = termios()

@@ -228,6 +228,7 @@ final class DocExamplesTests: XCTestCase {
 
 /// A loopback HTTP server (python3's http.server) serving `/a` and `/b`.
 final class HTTPFixture {
+    // Its own Process, not CLI.run: a server that runs while the test does, stopped by it.
     let process = Process()
     let root: URL
     private(set) var baseURL = ""

@@ -62,17 +62,8 @@ final class EmbedDocsTests: XCTestCase {
     /// Runs a command (through `env`, so that `swift` is found on PATH); its status and output
     /// (standard output and error together).
     static func run(_ command: [String], timeout: Double) throws -> (status: Int32, output: String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = command
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = out
-        try p.run()
-        let deadline = DispatchTime.now() + timeout
-        DispatchQueue.global().asyncAfter(deadline: deadline) { if p.isRunning { p.terminate() } }
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+        let r = try CLI.run(command, timeout: timeout, failOnTimeout: false, mergeOutput: true,
+                            executable: URL(fileURLWithPath: "/usr/bin/env"))
+        return (r.status, r.stdout)
     }
 }

@@ -39,6 +39,7 @@ final class EmbedExampleTests: XCTestCase {
     }
 
     private func start(_ arguments: [String]) throws -> (Process, LineReader, Pipe) {
+        // Its own Process, not CLI.run: the test reads lines while the tool runs and edits files between.
         let p = Process()
         p.executableURL = CLI.productsDirectory.appendingPathComponent("embed-example")
         p.arguments = arguments

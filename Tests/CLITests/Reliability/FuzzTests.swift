@@ -75,19 +75,13 @@ final class FuzzTests: XCTestCase {
             .first(where: { FileManager.default.isExecutableFile(atPath: $0) })
         else { XCTFail("python3 is not on PATH (scripts/setup --tests installs it)"); return (-1, "") }
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("fuzz-\(UUID().uuidString)")
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: python)
-        p.arguments = [CLI.packageRoot.appendingPathComponent("scripts/fuzz/fuzz.py").path,
-                       "--binary", CLI.binary.path, "--seed", env["LUADISPATCH_FUZZ_SEED"] ?? "1", "--count", count,
-                       "--jobs", "6", "--out", out.path] + arguments
-        let pipe = Pipe()
-        p.standardOutput = pipe
-        p.standardError = pipe
-        try p.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
+        let r = try CLI.run([CLI.packageRoot.appendingPathComponent("scripts/fuzz/fuzz.py").path,
+                             "--binary", CLI.binary.path, "--seed", env["LUADISPATCH_FUZZ_SEED"] ?? "1", "--count", count,
+                             "--jobs", "6", "--out", out.path] + arguments,
+                            timeout: nil, mergeOutput: true, executable: URL(fileURLWithPath: python))
+        let output = r.stdout
         print(output.split(separator: "\n").filter { $0.hasPrefix("fuzz: ") }.joined(separator: "\n"))
         print("(failures minimised in \(out.path))")
-        return (p.terminationStatus, output)
+        return (r.status, output)
     }
 }

@@ -7,16 +7,10 @@ import XCTest
 final class LuaTestSuiteTests: XCTestCase {
     func testTheLua544TestSuitePasses() throws {
         let root = CLI.packageRoot
-        let p = Process()
-        p.executableURL = root.appendingPathComponent("scripts/lua-testsuite")
-        p.arguments = [root.appendingPathComponent("Tests/LuaTestSuite/testes").path, CLI.binary.path]
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = out
-        try p.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        XCTAssertEqual(p.terminationStatus, 0, text)
+        let r = try CLI.run([root.appendingPathComponent("Tests/LuaTestSuite/testes").path, CLI.binary.path],
+                            timeout: nil, mergeOutput: true, executable: root.appendingPathComponent("scripts/lua-testsuite"))
+        let text = r.stdout
+        XCTAssertEqual(r.status, 0, text)
         XCTAssertTrue(text.contains("all.lua OK") && text.contains("files.lua OK") && text.contains("main.lua OK"), text)
     }
 }

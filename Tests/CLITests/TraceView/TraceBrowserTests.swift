@@ -78,31 +78,16 @@ final class TraceBrowserTests: XCTestCase {
     /// Loads `page` and returns the DOM after its scripts ran. Every network request would go
     /// through the proxy at `proxyPort` (loopback included), which counts them.
     static func dumpDOM(_ chromium: String, page: URL, proxyPort: Int, profile: URL) throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: chromium)
-        p.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
+        let r = try CLI.run(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
                        "--disable-background-networking", "--disable-component-update", "--disable-sync",
                        "--disable-default-apps", "--no-default-browser-check", "--metrics-recording-only", "--no-pings",
                        "--disable-features=NetworkTimeServiceQuerying,OptimizationHints,Translate,MediaRouter",
                        "--user-data-dir=\(profile.path)",
                        "--proxy-server=http://127.0.0.1:\(proxyPort)", "--proxy-bypass-list=<-loopback>",
-                       "--virtual-time-budget=2000", "--dump-dom", page.absoluteString]
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let collected = Collected()
-        let group = DispatchGroup()
-        for (handle, key) in [(out.fileHandleForReading, 0), (err.fileHandleForReading, 1)] {
-            DispatchQueue.global().async(group: group) { collected.set(key, handle.readDataToEndOfFile()) }
-        }
-        let deadline = Date().addingTimeInterval(90)
-        while p.isRunning && Date() < deadline { usleep(20_000) }
-        if p.isRunning { p.terminate() }
-        p.waitUntilExit()
-        group.wait()
-        XCTAssertEqual(p.terminationStatus, 0, collected.string(1))
-        return collected.string(0)
+                       "--virtual-time-budget=2000", "--dump-dom", page.absoluteString],
+                            timeout: 90, failOnTimeout: false, executable: URL(fileURLWithPath: chromium))
+        XCTAssertEqual(r.status, 0, r.stderr)
+        return r.stdout
     }
 }
 

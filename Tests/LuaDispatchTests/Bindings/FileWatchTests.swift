@@ -204,7 +204,7 @@ final class FileWatchTests: XCTestCase {
     func testClosingTheRuntimeEndsItsWatches() throws {
         makeFiles(40)
         let before = Self.kernelWatches()
-        let rt = Runtime()
+        let rt = TestRuntimes.make()
         try rt.run(string: """
             local dispatch = require('dispatch')
             local dir = \(IOHarness.lua(dir))

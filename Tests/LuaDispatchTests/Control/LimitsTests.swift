@@ -22,7 +22,7 @@ final class LimitsTests: XCTestCase {
     }
 
     func testTimeLimitEndsCodeThatCatchesErrorsAndTheRuntimeRunsTheNextScript() throws {
-        let rt = Runtime(limits: .init(time: 0.3))
+        let rt = TestRuntimes.make(limits: .init(time: 0.3))
         defer { rt.close() }
         expectEnd(.timeLimit) { () throws(LuaScriptError) in
             try rt.run(string: "while true do pcall(function() while true do end end) end")
@@ -36,7 +36,7 @@ final class LimitsTests: XCTestCase {
     /// does nothing: it used the closed state (the CLI closes the runtime if the clean-up is slow
     /// to get the interpreter; the limits fuzz round crashed there, SIGSEGV in lua_pushcclosure).
     func testAnEndsCleanUpAfterCloseLeavesTheClosedStateAlone() throws {
-        let rt = Runtime()
+        let rt = TestRuntimes.make()
         _ = try rt.run(string: "local q = require('dispatch').queue('kept'); q:suspend(); _G.q = q")
         let gate = DispatchSemaphore(value: 0)
         Runtime.endings.async { gate.wait() }   // the clean-up queues behind this
@@ -52,7 +52,7 @@ final class LimitsTests: XCTestCase {
     /// a wait of the next script then ended as "interrupted" with no kind: 1 run in 12 of
     /// LimitsTests under load, in the hundred hostile scripts test.)
     func testTheNextScriptStartsOnlyOnceTheEndHasDoneAllItDoes() throws {
-        let rt = Runtime()
+        let rt = TestRuntimes.make()
         defer { rt.close() }
         let held = Atomic<Bool>(false)
         Runtime.afterTerminateRequest = {
@@ -73,7 +73,7 @@ final class LimitsTests: XCTestCase {
     }
 
     func testInterruptFromAnotherThreadInLuaInAWaitAndInATask() throws {
-        let rt = Runtime()
+        let rt = TestRuntimes.make()
         defer { rt.close() }
         for (what, code) in [
             ("in Lua", "local x = 0 while true do x = x + 1 end"),
@@ -99,7 +99,7 @@ final class LimitsTests: XCTestCase {
 
     /// Work the chunk left running is ended too, and pending blocks and timers never run.
     func testTimeLimitEndsWorkLeftRunningAndDropsPendingBlocks() throws {
-        let rt = Runtime(limits: .init(time: 0.5))
+        let rt = TestRuntimes.make(limits: .init(time: 0.5))
         defer { rt.close() }
         let ran = Mutex(false)
         rt.register(module: "host", functions: ["ran": { _ in ran.withLock { $0 = true }; return [] }])
@@ -118,7 +118,7 @@ final class LimitsTests: XCTestCase {
     }
 
     func testMemoryLimitErrorsAreCatchableAndUncaughtOnesHaveTheirKind() throws {
-        let rt = Runtime(limits: .init(memory: 32 << 20))
+        let rt = TestRuntimes.make(limits: .init(memory: 32 << 20))
         defer { rt.close() }
         let caught = try rt.run(string: """
             local ok, err = pcall(function() local t = {} for i = 1, 1e9 do t[i] = {i} end end)
@@ -135,7 +135,7 @@ final class LimitsTests: XCTestCase {
     /// A plugin host's loop: 100 hostile scripts in one runtime, each ended by a limit, then a
     /// normal one, which gives the right answer; resident memory does not grow with the loop.
     func testHundredHostileScriptsThenANormalOne() throws {
-        let rt = Runtime(limits: .init(memory: 16 << 20, time: 0.05))
+        let rt = TestRuntimes.make(limits: .init(memory: 16 << 20, time: 0.05))
         defer { rt.close() }
         // (script, its time limit: the memory bombs get time enough to reach the memory limit)
         let hostile: [(String, Double?)] = [

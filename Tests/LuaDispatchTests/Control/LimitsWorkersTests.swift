@@ -20,7 +20,7 @@ final class LimitsWorkersTests: XCTestCase {
     }
 
     func testPoolWorkersChargeTheRuntimesMemoryLimit() throws {
-        let rt = Runtime(limits: .init(memory: 16 << 20))
+        let rt = TestRuntimes.make(limits: .init(memory: 16 << 20))
         defer { rt.close() }
         let before = rt.memoryInUse
         // A worker keeps 6 MB in its globals: the runtime's count shows it.
@@ -51,7 +51,7 @@ final class LimitsWorkersTests: XCTestCase {
     }
 
     func testConcurrentMapBodiesChargeTheRuntimesMemoryLimit() throws {
-        let rt = Runtime(limits: .init(memory: 16 << 20))
+        let rt = TestRuntimes.make(limits: .init(memory: 16 << 20))
         defer { rt.close() }
         let results = try rt.run(string: """
             local dispatch = require('dispatch')
@@ -68,7 +68,7 @@ final class LimitsWorkersTests: XCTestCase {
     }
 
     func testTimeLimitEndsEndlessJobsAndMapBodiesAndTheRuntimeGoesOn() throws {
-        let rt = Runtime(limits: .init(time: 0.5))
+        let rt = TestRuntimes.make(limits: .init(time: 0.5))
         defer { rt.close() }
         ended(.timeLimit) { () throws(LuaScriptError) in
             try rt.run(string: """
@@ -94,7 +94,7 @@ final class LimitsWorkersTests: XCTestCase {
     }
 
     func testInterruptEndsAJobWaitingOnAChannel() throws {
-        let rt = Runtime()
+        let rt = TestRuntimes.make()
         defer { rt.close() }
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { rt.interrupt() }
         ended(.interrupted) { () throws(LuaScriptError) in

@@ -9,7 +9,7 @@ final class MemoryChargeTests: XCTestCase {
     private let limit = 16 << 20
 
     func testAMemoryLimitEndIsTheLastTerminationKind() throws {
-        let rt = Runtime(limits: .init(memory: limit))
+        let rt = TestRuntimes.make(limits: .init(memory: limit))
         defer { rt.close() }
         do {
             try rt.run(string: "local t = {} while true do t[#t + 1] = {} end")
@@ -26,7 +26,7 @@ final class MemoryChargeTests: XCTestCase {
     /// registers): the call that passes the limit raises Lua's own memory error, which `pcall`
     /// catches, and an uncaught one has the memory limit's kind.
     func testResultsOfBindingsRaiseTheMemoryError() throws {
-        let rt = Runtime(limits: .init(memory: limit))
+        let rt = TestRuntimes.make(limits: .init(memory: limit))
         defer { rt.close() }
         let attack = """
             local d = require('dispatch')
@@ -51,7 +51,7 @@ final class MemoryChargeTests: XCTestCase {
 
     /// A refused copy (a label bigger than what is left) is the memory error too.
     func testARefusedCopyIsTheMemoryError() throws {
-        let rt = Runtime(limits: .init(memory: limit))
+        let rt = TestRuntimes.make(limits: .init(memory: limit))
         defer { rt.close() }
         XCTAssertEqual(try rt.run(string: """
             local d = require('dispatch')
@@ -64,7 +64,7 @@ final class MemoryChargeTests: XCTestCase {
     /// Objects are charged while they live and given back when collected: the count returns to
     /// where it was.
     func testChargesAreGivenBackWhenObjectsGo() throws {
-        let rt = Runtime(limits: .init(memory: 64 << 20))
+        let rt = TestRuntimes.make(limits: .init(memory: 64 << 20))
         defer { rt.close() }
         _ = try rt.run(string: "collectgarbage() collectgarbage()")
         let before = rt.memoryInUse

@@ -263,14 +263,14 @@ final class SwitchingTests: XCTestCase {
 
     /// `Runtime(switchInterval:)` and the environment's default.
     func testIntervalFromTheHostAndTheEnvironment() {
-        XCTAssertEqual(Runtime(switchInterval: 0.25).switchInterval, 0.25, accuracy: 1e-9)
-        XCTAssertEqual(Runtime(switchInterval: 0).switchInterval, 0)
+        XCTAssertEqual(TestRuntimes.make(switchInterval: 0.25).switchInterval, 0.25, accuracy: 1e-9)
+        XCTAssertEqual(TestRuntimes.make(switchInterval: 0).switchInterval, 0)
         let previous = getenv("LUADISPATCH_SWITCH_INTERVAL").map { String(cString: $0) }
         setenv("LUADISPATCH_SWITCH_INTERVAL", "0.125", 1)
         defer {
             if let previous { setenv("LUADISPATCH_SWITCH_INTERVAL", previous, 1) } else { unsetenv("LUADISPATCH_SWITCH_INTERVAL") }
         }
-        XCTAssertEqual(Runtime().switchInterval, 0.125, accuracy: 1e-9)
-        XCTAssertEqual(Runtime(switchInterval: 0.5).switchInterval, 0.5, accuracy: 1e-9, "the host's choice wins")
+        XCTAssertEqual(TestRuntimes.make().switchInterval, 0.125, accuracy: 1e-9)
+        XCTAssertEqual(TestRuntimes.make(switchInterval: 0.5).switchInterval, 0.5, accuracy: 1e-9, "the host's choice wins")
     }
 }

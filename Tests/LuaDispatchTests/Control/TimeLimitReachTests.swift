@@ -42,7 +42,7 @@ final class TimeLimitReachTests: XCTestCase {
     func testEachEndsWithTheLimitsErrorWithinHalfASecond() throws {
         for (what, code) in Self.attacks {
             // A runtime each: the finalizers of one would run again in the next script.
-            let rt = Runtime(limits: .init(time: 0.5))
+            let rt = TestRuntimes.make(limits: .init(time: 0.5))
             let started = DispatchTime.now()
             do {
                 _ = try rt.run(string: code)
@@ -62,7 +62,7 @@ final class TimeLimitReachTests: XCTestCase {
 
     /// `interrupt()` ends a long C loop as it ends Lua code.
     func testInterruptEndsALongCLoop() throws {
-        let rt = Runtime()
+        let rt = TestRuntimes.make()
         defer { rt.close() }
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { rt.interrupt() }
         let started = DispatchTime.now()

@@ -20,7 +20,7 @@ final class EmbeddingMemoryTests: XCTestCase {
     struct Payload: LuaCodable { var n: Int; var tags: [String] }
 
     func testAHundredThousandRoundTripsLeaveMemoryFlat() throws {
-        let rt = Runtime()
+        let rt = TestRuntimes.make()
         defer { rt.close() }
         rt.register(module: "host") { m in
             m.function("wrap") { (o: Tracked, f: LuaFunction, t: LuaTable, p: Payload) -> LuaFunction in

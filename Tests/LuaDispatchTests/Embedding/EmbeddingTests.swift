@@ -235,7 +235,7 @@ final class EmbeddingTests: XCTestCase {
     }
 
     func testCloseResumesTheMainQueueLuaSuspended() throws {
-        let rt = Runtime()
+        let rt = TestRuntimes.make()
         try rt.run(string: "require('dispatch').main:suspend()")
         rt.close()
         let ran = expectation(description: "main queue runs again")
@@ -247,7 +247,8 @@ final class EmbeddingTests: XCTestCase {
     func testManyInterpretersLeaveNoThreadsOrMemoryBehind() throws {
         func cycle(_ n: Int) throws {
             for _ in 0..<n {
-                let rt = Runtime()
+                // Untracked: each is closed here, and the list would hold the memory the test bounds.
+                let rt = TestRuntimes.untracked()
                 rt.register(module: "host", functions: ["twice": { [.integer($0[0].intValue! * 2)] }])
                 let r = try rt.run(string: """
                     local dispatch = require('dispatch')

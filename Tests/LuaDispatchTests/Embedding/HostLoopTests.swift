@@ -10,7 +10,7 @@ final class HostLoopTests: XCTestCase {
     /// `pendingWork > 0` lets the script finish.
     func testAMainQueueSyncFromAnotherThreadIsPendingWork() throws {
         // Not closed if the script hangs (close would wait for it): leaked then.
-        let rt = Runtime()
+        let rt = TestRuntimes.make()
         XCTAssertEqual(rt.pendingWork, 0)
         let done = DispatchSemaphore(value: 0)
         let result = Locked<[LuaValue]?>(nil)
@@ -44,7 +44,7 @@ final class HostLoopTests: XCTestCase {
 
     /// `run(.once)` returns once the parked block ran, with no work left.
     func testRunOnceServicesAParkedSync() throws {
-        let rt = Runtime()   // not closed if the script hangs
+        let rt = TestRuntimes.make()   // not closed if the script hangs
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             _ = try? rt.run(string: "local d = require('dispatch'); d.main:sync(function() end)")
@@ -67,7 +67,7 @@ final class HostLoopTests: XCTestCase {
     /// interpreter its own thread holds; the blocking waits return at once; the runtime then
     /// closes normally.
     func testRunInsideAHostFunctionThrows() throws {
-        let rt = Runtime()
+        let rt = TestRuntimes.make()
         let outcomes = Locked<[String]>([])
         rt.register(module: "host") { m in
             m.function("nested") { () -> String in

@@ -175,7 +175,7 @@ final class LuaFunctionTests: XCTestCase {
     }
 
     func testCallsAfterCloseThrow() throws {
-        let rt = Runtime()
+        let rt = TestRuntimes.make()
         let f = try rt.load("return 1")
         XCTAssertEqual(try f.call(), [1])
         rt.close()

@@ -174,7 +174,7 @@ final class TypedHostFunctionTests: XCTestCase {
                        "bad_result: result: f: a Lua value of another interpreter cannot be used here")
     }
 
-    static let other = Runtime()
+    static let other = TestRuntimes.make()
     static var foreignFunction: LuaFunction { try! other.load("return 1") }
 
     /// The untyped form keeps its behaviour and now takes functions too.

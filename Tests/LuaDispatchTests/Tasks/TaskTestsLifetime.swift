@@ -71,7 +71,8 @@ final class TaskLifetimeTests: XCTestCase {
     func testManyInterpretersWithTasksLeaveNoThreadsBehind() throws {
         func cycle(_ n: Int) throws {
             for _ in 0..<n {
-                let rt = Runtime()
+                // Untracked: each is closed here, and the list would keep every one.
+                let rt = TestRuntimes.untracked()
                 let r = try rt.run(string: """
                     local dispatch = require('dispatch')
                     local s = dispatch.semaphore(0)

@@ -90,7 +90,7 @@ struct Trace {
 
 /// Runs `code` (chunk name `=test`) in a tracing interpreter until idle and returns its trace.
 func traceLua(_ code: String, limit: Int? = nil, file: StaticString = #filePath, line: UInt = #line) throws -> Trace {
-    let rt = Runtime(tracing: true, traceLimit: limit)
+    let rt = TestRuntimes.make(tracing: true, traceLimit: limit)
     defer { rt.close() }
     rt.uncaughtErrorHandler = { _ in }
     try rt.run(string: code, name: "=test")

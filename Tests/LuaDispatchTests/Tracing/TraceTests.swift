@@ -142,7 +142,7 @@ final class TraceTests: XCTestCase {
     }
 
     func testTracingOffRecordsNothing() throws {
-        let rt = Runtime(tracing: false)
+        let rt = TestRuntimes.make(tracing: false)
         defer { rt.close() }
         try rt.run(string: "require('dispatch').queue('q'):async(function() end)")
         rt.runUntilIdle()
@@ -152,7 +152,7 @@ final class TraceTests: XCTestCase {
     }
 
     func testWriteTraceAndEscapes() throws {
-        let rt = Runtime(tracing: true)
+        let rt = TestRuntimes.make(tracing: true)
         defer { rt.close() }
         rt.uncaughtErrorHandler = { _ in }
         try rt.run(string: "require('dispatch').queue('q \"quoted\"\\n\\t'):async(function() error('a\\1b') end)", name: "=test")
