@@ -43,7 +43,11 @@ final class TraceCutTests: XCTestCase {
         unsetenv("LUADISPATCH_TRACE")
         let started = Date()
         do {
-            _ = try rt.run(string: "local d = require'dispatch' local q = d.queue'x' for i = 1, 1e6 do q:async(function() end) end",
+            // The chunk computes after its submissions, so the limit ends this run however fast
+            // the build submits (a plain debug build submitted the million blocks within 1 s,
+            // and the run returned without an end).
+            _ = try rt.run(string: "local d = require'dispatch' local q = d.queue'x' for i = 1, 1e6 do q:async(function() end) end "
+                               + "while true do end",
                            timeLimit: 1)
             XCTFail("not ended")
         } catch {
