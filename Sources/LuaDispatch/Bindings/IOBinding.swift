@@ -51,6 +51,40 @@ final class IOObject: @unchecked Sendable {
         shared.afterHeld(carrier: ObjectIdentifier(self), body)
     }
 
+    /// A stream socket's barriers under way (`SocketChannel.barrier`, which libdispatch does
+    /// not see) and the close waiting for them: libdispatch runs a channel's cleanup after its
+    /// barriers, so the pair must too, or the cleanup could close the descriptor, and its
+    /// number go to another connection, before a barrier's body used it.
+    private let socketBarriers = Mutex((running: 0, close: (@Sendable () -> Void)?.none))
+
+    /// `barrier` on a stream socket: `body` runs after the operations before it, in both
+    /// directions, and before a later `close` takes effect.
+    func socketBarrier(_ shared: IODescriptors.Shared, _ body: @escaping @Sendable () -> Void) {
+        socketBarriers.withLock { $0.running += 1 }
+        SocketChannel.barrier(shared) { [self] in
+            body()
+            let close: (@Sendable () -> Void)? = socketBarriers.withLock { s in
+                s.running -= 1
+                guard s.running == 0 else { return nil }
+                defer { s.close = nil }
+                return s.close
+            }
+            close?()
+        }
+    }
+
+    /// `close`: after the operations and barriers submitted before it.
+    func closeAfterSubmitted() {
+        afterSubmitted { [self] in
+            let now = socketBarriers.withLock { s in
+                guard s.running > 0 else { return true }
+                s.close = { [self] in for c in channels { c.close() } }
+                return false
+            }
+            if now { for c in channels { c.close() } }
+        }
+    }
+
     /// A channel nobody can use any more is closed, so that its cleanup handler runs.
     deinit {
         if !closed.exchange(true, ordering: .relaxed) { for c in channels { c.close() } }
@@ -334,7 +368,7 @@ enum IOBinding {
                 rt.workDone()
             }
             if ch.writer != nil, let shared = ch.shared {
-                SocketChannel.barrier(shared, body)
+                ch.socketBarrier(shared, body)
             } else {
                 ch.afterSubmitted { ch.channel.barrier(execute: body) }
             }
@@ -352,7 +386,7 @@ enum IOBinding {
             if stop {
                 for c in ch.channels { c.close(flags: .stop) }
             } else {
-                ch.afterSubmitted { for c in ch.channels { c.close() } }
+                ch.closeAfterSubmitted()
             }
             return 0
         }

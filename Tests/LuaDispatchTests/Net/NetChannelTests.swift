@@ -230,6 +230,37 @@ final class NetChannelTests: XCTestCase {
                        ["\"before the barrier, at the peer\" 1000", "\"after the barrier\" true"])
     }
 
+    /// `close` right after `barrier` (the echo server's last step): the channel's cleanup runs
+    /// after the barrier, as libdispatch orders a channel's. Before, a socket channel's close
+    /// went ahead of a barrier already under way: the cleanup closed the descriptor, its
+    /// number went to a new connection, and the barrier's `shutdown` half-closed that one.
+    func testCloseAfterBarrierWaitsForIt() {
+        let run = runLua(Self.connected + """
+            local q = dispatch.queue("q")
+            local order = dispatch.queue("order")
+            local events = {}
+            local function note(e) order:sync(function() events[#events + 1] = e end) end
+            connected(q, function(fd, c)
+              local ch = dispatch.io{fd = fd, queue = q, cleanup = function()
+                note("cleanup")
+                dispatch.fd.close(fd)
+                dispatch.fd.close(c)
+                order:async(function() t.record(table.concat(events, " ")) end)
+              end}
+              ch:write(0, "x", q, function() end)
+              ch:barrier(function()
+                note("barrier")
+                dispatch.sleep(0.2)
+                note("barrier done")
+              end)
+              ch:close()
+            end)
+            """, timeout: 30)
+        assertClean(run)
+        XCTAssertEqual(run.records.map { $0.map(\.description).joined(separator: " ") },
+                       ["\"barrier barrier done cleanup\""])
+    }
+
     /// Half-close both ways: the client half-closes and still reads the reply; the server
     /// half-closes while the client still writes, and the client's read handler gets EOF first.
     func testHalfClose() {
