@@ -84,6 +84,31 @@ enum CLI {
         defer { try? FileManager.default.removeItem(at: file) }
         return try run(["run", file.path] + arguments, stdin: stdin)
     }
+
+    /// `body` for each of `items`, up to `width` at once (for children that each run on their
+    /// own and mostly wait, such as the ports); the results in the order of `items`.
+    static func each<T: Sendable, R>(_ items: [T], width: Int, _ body: @escaping @Sendable (T) throws -> R) throws -> [R] {
+        let results = Results<R>(count: items.count)
+        let slots = DispatchSemaphore(value: width)
+        let group = DispatchGroup()
+        for (i, item) in items.enumerated() {
+            slots.wait()
+            DispatchQueue.global().async(group: group) {
+                defer { slots.signal() }
+                results.set(i, Result { try body(item) })
+            }
+        }
+        group.wait()
+        return try results.all()
+    }
+}
+
+private final class Results<R>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var slots: [Result<R, Error>?]
+    init(count: Int) { slots = Array(repeating: nil, count: count) }
+    func set(_ i: Int, _ r: Result<R, Error>) { lock.withLock { slots[i] = r } }
+    func all() throws -> [R] { try lock.withLock { try slots.map { try $0!.get() } } }
 }
 
 final class Collected: @unchecked Sendable {
