@@ -275,9 +275,13 @@ final class NetConnectionTests: XCTestCase {
             let pong = last.receive(until: { $0.last == 10 })
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
             last.close()
-            return [set, pong, seconds < 1 ? "answered within 1 s" : "slow: \(seconds) s"]
+            // A bound that only a stall fails (a server stuck on the unread replies waits out
+            // the client's 20 s receive timeout): the server still builds the replies of the
+            // last resets when the ping comes, which took 3.6 s under AddressSanitizer beside
+            // the plain suite.
+            return [set, pong, seconds < 10 ? "answered within 10 s" : "slow: \(seconds) s"]
         }
-        XCTAssertEqual(replies, ["+OK\r\n", "+PONG\r\n", "answered within 1 s"])
+        XCTAssertEqual(replies, ["+OK\r\n", "+PONG\r\n", "answered within 10 s"])
     }
 }
 
