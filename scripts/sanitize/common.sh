@@ -15,6 +15,13 @@ check() {
   local start=$SECONDS status=0
   echo "== $sanitizer: $name: $*" >&2
   "$@" || status=$?
+  judge "$name" "$status" "$start"
+}
+
+# judge NAME STATUS START: counts a check that ended with STATUS (begun at $SECONDS = START)
+# as passed or failed, with the reports named NAME.* it left.
+judge() {
+  local name=$1 status=$2 start=$3
   local reports
   reports=$(ls "$logs"/"$name".* 2>/dev/null | wc -l)
   if [ "$status" -eq 0 ] && [ "$reports" -eq 0 ]; then
