@@ -151,13 +151,17 @@ final class TaskCancelTests: XCTestCase {
         let run = runLua("""
             local q = dispatch.queue("slow sync")
             local finished = false
+            -- The function runs until the task has moved on (a fixed sleep let a loaded
+            -- machine finish it before the cancel came).
+            local started, release = dispatch.semaphore(0), dispatch.semaphore(0)
             local task = dispatch.task(function()
-              return pcall(q.sync, q, function() dispatch.sleep(0.2); finished = true; return "late" end)
+              return pcall(q.sync, q, function() started:signal(); release:wait(); finished = true; return "late" end)
             end)
-            dispatch.sleep(0.05)
+            started:wait()
             task:cancel()
             local r = {task:wait()}
             t.record(r[1], r[2], finished)
+            release:signal()
             q:sync(function() end)
             t.record(finished)
             """, timeout: 20)
