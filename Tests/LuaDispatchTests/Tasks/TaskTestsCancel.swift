@@ -128,12 +128,15 @@ final class TaskCancelTests: XCTestCase {
     func testCancelWhileRunningAndAfterFinishing() {
         let run = runLua("""
             local me
+            local assigned = dispatch.semaphore(0)   -- it may start before `me` is assigned
             me = dispatch.task(function()
+              assigned:wait()
               me:cancel()
               local x = 1 + 1                              -- no wait: runs on
               local ok, err = pcall(dispatch.sleep, 0)
               return x, ok, tostring(err):match("cancelled") ~= nil
             end)
+            assigned:signal()
             t.record(me:wait())
             local done = dispatch.task(function() return "done" end)
             done:wait()

@@ -18,8 +18,12 @@ final class TaskMisuseTests: XCTestCase {
 
     func testATaskCannotWaitForItselfOrForATaskWaitingOnIt() {
         let run = runLua("""
+            -- The task may start before `me` is assigned (switched out between the call and
+            -- the assignment): it waits until it is.
             local me
-            me = dispatch.task(function() return pcall(me.wait, me) end)
+            local assigned = dispatch.semaphore(0)
+            me = dispatch.task(function() assigned:wait(); return pcall(me.wait, me) end)
+            assigned:signal()
             t.record(me:wait())
             local a, b
             local go = dispatch.semaphore(0)
@@ -30,6 +34,7 @@ final class TaskMisuseTests: XCTestCase {
             t.record(a:wait())
             """, timeout: 20)
         assertClean(run)
+        guard run.records.count == 3 else { return XCTFail("\(run.records)") }
         XCTAssertEqual(run.records[0], [true, false, "a task cannot wait for itself"])
         XCTAssertEqual(run.records[1].prefix(2), [true, false])
         XCTAssertTrue(run.records[1][2].stringValue?.contains("would deadlock: it waits on the calling task") ?? false,
