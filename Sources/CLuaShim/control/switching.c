@@ -131,7 +131,15 @@ static void hook_state(void) {
     // An end reaches code Lua runs with hooks off too: a finalizer, a message handler (internals.c).
     if (requests & LD_REQUEST_TERMINATE) ld_allow_hooks(e->L);
     lua_Hook current = lua_gethook(e->L);
-    if (current == switch_hook) return;
+    if (current == switch_hook) {
+        // Set again, which marks the running calls to trace again: the handler may have set
+        // it while Lua, in luaG_traceexec, had read a hook mask of 0 (the hook had just taken
+        // itself off) and was about to clear the running call's trap. The hook then stayed
+        // on, never called: a loop with no calls ran on through every later signal, which
+        // found the hook on and returned (a time limit's end seen to hang for minutes).
+        lua_sethook(e->L, switch_hook, lua_gethookmask(e->L), lua_gethookcount(e->L));
+        return;
+    }
     // Whatever hook is there now is the script's (it may have changed since an earlier switch).
     e->saved = current;
     e->mask = current ? lua_gethookmask(e->L) : 0;
