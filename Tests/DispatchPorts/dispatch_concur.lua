@@ -22,7 +22,9 @@
 -- target of an active queue aborts in libdispatch; the runtime raises); the global queue is
 -- not suspended (libdispatch ignores it; the runtime raises); the workers completed are counted
 -- when the (last) submitter ends, not when the waiting thread has woken up after it (workers
--- that finish in between made that count depend on how soon the waiter runs). Scaled down: the sync
+-- that finish in between made that count depend on how soon the waiter runs); on a wide
+-- hierarchy a submitter waits up to 2 s for the workers to complete beside it instead of
+-- sleeping 10 ms. Scaled down: the sync
 -- test's blocks sleep 50 ms instead of 100 ms before their sync.
 local dispatch = require("dispatch")
 local T = dofile((arg[0]:match("^(.*)/") or ".") .. "/bsdtests.lua")
@@ -33,6 +35,7 @@ local workers = 4
 local done, concur = T.counter(), T.counter()
 local completed_when_submitted = T.counter()
 local use_group_async
+local completed_target  -- the workers a submitter waits to see completed (nil: serial)
 local min_acceptable_concurrency
 local q
 local g, gw = dispatch.group(), dispatch.group()
@@ -60,13 +63,24 @@ local function submit_work(mc)
             q:async(work)
         end
     end
-    dispatch.sleep(0.01)
+    -- While the submitter still runs, its workers complete beside it on a wide hierarchy:
+    -- it waits for that (up to 2 s; the C test's fixed 10 ms saw 1 of 4 on a loaded machine),
+    -- and on a serial one, where they cannot, it sleeps the C test's 10 ms.
+    if completed_target then
+        for _ = 1, 2000 do
+            if done:get() >= completed_target then break end
+            dispatch.sleep(0.001)
+        end
+    else
+        dispatch.sleep(0.01)
+    end
     concur:add(-1)
     completed_when_submitted:set(done:get())
     if not use_group_async then g:leave() end
 end
 
 local function test_concur_async(n, qw)
+    completed_target = qw > 1 and math.min(n * workers, qw) or nil
     local mcs = {}
     done:set(0)
     concur:set(0)
