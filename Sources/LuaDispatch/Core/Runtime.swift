@@ -275,6 +275,7 @@ public final class Runtime: @unchecked Sendable {
 
     deinit {
         close()
+        ld_interrupt_forget(lock)
         ld_lock_free(lock)
         if let budget { ld_budget_release(budget) }
     }
