@@ -32,6 +32,7 @@ extern __thread ld_running_thread ld_running;
 /// How many stop requests (an end, ld_lock_terminate; Ctrl-C) are set in the process's
 /// interpreters (requests.c): while any is, a state that starts running is hooked at once.
 extern volatile int ld_stop_requests;
+static inline int ld_stop_request_count(void) { return ld_stop_requests; }
 void ld_running_first(void);
 void ld_running_service(void);
 void ld_running_unhook(ld_running_entry *e);
