@@ -133,7 +133,7 @@ enum DataBinding {
 
     /// For handlers, which push onto their own Lua thread. Lock held.
     static func push(_ L: OpaquePointer, _ rt: Runtime, _ data: DispatchData, fresh: Bool = true) {
-        let d = DataObject(data, charging: fresh ? rt.budget : nil)
+        let d = DataObject(data, charging: fresh ? rt.control.budget : nil)
         d.native = rt.charge(NativeCost.data)
         rt.objects.push(L, d, .data)
         if fresh { account(L, rt, data.count) }

@@ -78,8 +78,8 @@ enum ThreadBinding {
         m.function("set_error_handler") { a throws(LuaError) in
             guard a.isNoneOrNil(1) || a.type(1) == LUA_TFUNCTION else { throw a.typeError(1, "function or nil") }
             let rt = a.runtime
-            if rt.errorHandlerRef != LUA_NOREF { luaL_unref(a.L, ld_registryindex(), rt.errorHandlerRef) }
-            rt.errorHandlerRef = a.isNoneOrNil(1) ? LUA_NOREF : a.ref(1)
+            if rt.reporting.errorHandlerRef != LUA_NOREF { luaL_unref(a.L, ld_registryindex(), rt.reporting.errorHandlerRef) }
+            rt.reporting.errorHandlerRef = a.isNoneOrNil(1) ? LUA_NOREF : a.ref(1)
             return 0
         }
         m.function("errno_name") { a throws(LuaError) in

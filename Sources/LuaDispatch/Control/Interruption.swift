@@ -66,15 +66,15 @@ extension Runtime {
     /// park from now on, so that they can be ended. `whenIdle` runs (on a Dispatch thread) for a
     /// SIGINT that arrives while no chunk runs: after the script, while the main queue is serviced.
     package func enableInterruption(whenIdle: @escaping @Sendable () -> Void) {
-        parksMainThreadWaits.store(true, ordering: .releasing)
-        interruption.withLock { state in
+        control.parksMainThreadWaits.store(true, ordering: .releasing)
+        control.interruption.withLock { state in
             if state == nil { state = (nil, whenIdle) }
         }
     }
 
     /// Makes the watcher if interruption is enabled and it does not exist yet.
     func ensureInterruptionWatcher() {
-        interruption.withLock { state in
+        control.interruption.withLock { state in
             if state != nil && state!.watcher == nil { state!.watcher = Interruption(self) }
         }
     }
@@ -85,7 +85,7 @@ extension Runtime {
     /// "interrupted!" and then ended), this SIGINT is spent.
     func idleInterruptHandler() -> (@Sendable () -> Void)? {
         guard !mainChunkRunning.load(ordering: .acquiring), interruptPending else { return nil }
-        return interruption.withLock { $0?.whenIdle }
+        return control.interruption.withLock { $0?.whenIdle }
     }
 
     /// Arms lua.c's SIGINT handler for the main Lua thread while the host services the main

@@ -52,7 +52,7 @@ extension Runtime {
     /// lock held; never raises.
     static let switched: ld_switched_fn = { L, started in
         let rt = Runtime.from(L!)
-        rt.switches.wrappingAdd(1, ordering: .relaxed)
+        rt.control.switches.wrappingAdd(1, ordering: .relaxed)
         rt.drainDeferred()
         rt.tracer?.switched(started: started, label: rt.currentQueue()?.label)
     }

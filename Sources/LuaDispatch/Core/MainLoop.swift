@@ -14,7 +14,7 @@ extension Runtime {
         while pending.load(ordering: .acquiring) > 0 {
             // Ended (a time limit, an interrupt) and no Lua runs any more: what is left does
             // nothing when it comes.
-            if termination.load(ordering: .acquiring) != 0 && running.load(ordering: .acquiring) == 0 { return }
+            if control.termination.load(ordering: .acquiring) != 0 && running.load(ordering: .acquiring) == 0 { return }
             _ = Self.serviceMainQueue(timeout: 50)
             let now = DispatchTime.now()
             guard now.uptimeNanoseconds - lastCheck.uptimeNanoseconds > 50_000_000 else { continue }

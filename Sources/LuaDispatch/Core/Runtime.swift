@@ -20,8 +20,6 @@ public final class Runtime: @unchecked Sendable {
     let L: OpaquePointer
     let admin: OpaquePointer
     let lock: OpaquePointer
-    /// `lock`'s word of requests (see `terminating`).
-    let lockRequests: UnsafePointer<UInt32>
     let objects = ObjectTable()
     /// Records of blocks submitted with `dispatch_async_f`, from a free list (under the lock).
     let blockRecords = BlockRecords()
@@ -37,35 +35,16 @@ public final class Runtime: @unchecked Sendable {
     let running = Atomic<Int>(0)
     /// Blocks blocked in waits, against libdispatch's pool limit (`ThreadExhaustion.swift`).
     let exhaustion = ThreadExhaustion()
-    /// Times a block gave the interpreter up to a waiting one (switching).
-    let switches = Atomic<Int>(0)
-    /// The host's limits (`Embedding/Limits.swift`; enforced in `Termination.swift`), and the
-    /// memory limit's count of bytes, which every Lua state of the interpreter and the bytes it
-    /// holds for scripts charge.
+    /// The host's limits (`Embedding/Limits.swift`; enforced in `Termination.swift`).
     public let limits: Limits
-    let budget: OpaquePointer?
-    /// `LuaScriptError.Kind` of the end in progress (0: none), and of the last one.
-    let termination = Atomic<Int>(0)
-    let lastTermination = Atomic<Int>(0)
-    /// The armed deadline's number: arming or disarming moves it on, so a stale one does nothing.
-    let deadlineToken = Atomic<Int>(0)
-    /// Whether the deadline goes once no work is left (a run that returned with work running).
-    /// The token of that deadline (0: none), so that a later run's deadline is never disarmed.
-    let disarmsWhenIdle = Atomic<Int>(0)
+    /// When running code gives the interpreter up or stops (`Control/`).
+    let control: InterpreterControl
+    /// Where uncaught errors go, and what `dispatch.exit` does.
+    @exclusivity(unchecked) var reporting = ErrorReporting()
     /// `q:after` blocks not run yet, which an end drops.
     let afters = PendingAfters()
-    /// Worker interpreters working for this one now, which its limits reach (`Parallel/`).
-    let ownedWorkers = OwnedWorkers()
     /// The code of the function last sent to a worker (`Parallel/FunctionCode.swift`). Lock held.
     @exclusivity(unchecked) var lastFunctionCode = LastFunctionCode()
-    /// Every wait parked now, so that an end can end them.
-    let parkedWaiters = Mutex<[ObjectIdentifier: ParkedWaiter]>([:])
-    /// Whether every wait parks (rather than blocking natively), so that an end (a time limit,
-    /// `interrupt()`) can reach it: in every interpreter a host makes; the CLI parks only with
-    /// a time limit (`endableWaits`).
-    let parksAllWaits = Atomic<Bool>(true)
-    /// Errors that reached the default handler.
-    let uncaughtErrors = Atomic<Int>(0)
     /// Times Lua was entered on the main thread by a block or handler (`dispatch.run("once")`).
     /// Written under the lock only.
     let mainThreadEntries = Atomic<Int>(0)
@@ -82,14 +61,9 @@ public final class Runtime: @unchecked Sendable {
     @exclusivity(unchecked) var mainLuaThreadBusy = false
     /// The same, readable without the lock (for Ctrl-C).
     let mainChunkRunning = Atomic<Bool>(false)
-    /// Ctrl-C's eventfd watcher and the host's action for a SIGINT outside any chunk.
-    let interruption = Mutex<(watcher: Interruption?, whenIdle: @Sendable () -> Void)?>(nil)
     @exclusivity(unchecked) var anchorsRef: Int32 = LUA_NOREF
     let deferredRefs = Mutex<[Int32]>([])
     let hasDeferredRefs = Atomic<Bool>(false)
-
-    /// Lua error handler set by `dispatch.set_error_handler` (a registry ref), under the lock.
-    @exclusivity(unchecked) var errorHandlerRef: Int32 = LUA_NOREF
     /// Every live queue made by this runtime, for the report of work left at exit.
     let queues = QueueRegistry()
     /// Group enters not yet left, over every live group, for the report of outstanding work.
@@ -98,9 +72,6 @@ public final class Runtime: @unchecked Sendable {
     let sources = LiveSources()
     /// Tasks not finished yet, and who started them.
     let tasks = TaskRegistry()
-    /// The waiter the main thread is parked on, and whether its waits park (see `Waiting.swift`).
-    let mainThreadWaiter = Mutex<ParkedWaiter?>(nil)
-    let parksMainThreadWaits = Atomic<Bool>(false)
     /// The runtime's view of `DispatchQueue.main` and the global queues.
     private(set) var mainQueue: QueueObject!
     var globalQueues: [String: QueueObject] = [:]
@@ -110,16 +81,17 @@ public final class Runtime: @unchecked Sendable {
     /// The metatable of `dispatch.thread()` tables (a registry ref).
     var threadMetatable: Int32 = LUA_NOREF
     /// What `dispatch.exit(code)` does; by default flush stdio and end the process.
-    public var exitHandler: @Sendable (Int32) -> Void = { code in
-        fflush(nil)
-        _exit(code)
+    public var exitHandler: @Sendable (Int32) -> Void {
+        get { reporting.exitHandler }
+        set { reporting.exitHandler = newValue }
     }
     /// Receives uncaught errors (from asynchronous blocks, work items, source and I/O handlers)
     /// when no Lua handler is set with `dispatch.set_error_handler`. Called on the thread that
     /// ran the block, while the interpreter is held: do not call back into this runtime. The
     /// default prints the queue's label, the message and the traceback to standard error.
-    public var uncaughtErrorHandler: @Sendable (LuaScriptError) -> Void = { error in
-        writeStderr("luadispatch: \(error.label == nil ? "error: " : "")\(error)\n")
+    public var uncaughtErrorHandler: @Sendable (LuaScriptError) -> Void {
+        get { reporting.uncaughtErrorHandler }
+        set { reporting.uncaughtErrorHandler = newValue }
     }
 
     /// The standard libraries the interpreter opened (`.restricted`: a sandbox). Its worker
@@ -149,10 +121,9 @@ public final class Runtime: @unchecked Sendable {
         tracer = Runtime.makeTracer(tracing, limit: traceLimit)
         #endif
         self.libraries = libraries
-        self.budget = budget
         L = ld_newstate_budget(budget)
         lock = ld_lock_new()
-        lockRequests = ld_lock_requests(lock)
+        control = InterpreterControl(lock: lock, budget: budget)
         admin = lua_newthread(L)
         // New Lua threads copy the main thread's extra space: every state can find `self`.
         ld_extraspace(L).pointee = Unmanaged.passUnretained(self).toOpaque()
@@ -194,19 +165,18 @@ public final class Runtime: @unchecked Sendable {
     /// state closes (see `StockLuaState`). The runtime lives as long as the state.
     init(attachingTo state: OpaquePointer) {
         limits = .none
-        budget = nil
         #if !LUADISPATCH_NO_TRACING
         tracer = Runtime.makeTracer(nil, limit: nil)
         #endif
         libraries = .all  // `lua5.4`'s own choice, unknown here
-        // Nothing ends `lua5.4`'s scripts from outside (no limits, no `interrupt()` in C): waits
-        // block as under the CLI without --time-limit.
-        parksAllWaits.store(false, ordering: .relaxed)
         lua_rawgeti(state, ld_registryindex(), lua_Integer(LUA_RIDX_MAINTHREAD))
         L = lua_tothread(state, -1)
         ld_pop(state, 1)
         lock = ld_lock_new()
-        lockRequests = ld_lock_requests(lock)
+        control = InterpreterControl(lock: lock, budget: nil)
+        // Nothing ends `lua5.4`'s scripts from outside (no limits, no `interrupt()` in C): waits
+        // block as under the CLI without --time-limit.
+        control.parksAllWaits.store(false, ordering: .relaxed)
         admin = lua_newthread(state)
         // Threads made from now on copy the main thread's extra space (see `ld_runtime_of`).
         for T in [L, state, admin] { ld_extraspace(T).pointee = Unmanaged.passUnretained(self).toOpaque() }
@@ -253,12 +223,12 @@ public final class Runtime: @unchecked Sendable {
         sources.cancelAll()
         writeTraceAtEnd()
         if tracer != nil { TraceAtExit.unregister(self) }
-        errorHandlerRef = LUA_NOREF
+        reporting.errorHandlerRef = LUA_NOREF
         pool.removeAll()
         pooledThreads.removeAll()
         // Stopped outside `interruption`'s lock: the watcher's handler takes that lock while it
         // holds its own, which `stop` takes.
-        interruption.withLock { s in defer { s = nil }; return s?.watcher }?.stop()
+        control.interruption.withLock { s in defer { s = nil }; return s?.watcher }?.stop()
         if closingState { closeState() } else { ld_interrupt_disarm() }
         // Queued blocks still hold their queues: let Dispatch run them (as no-ops) and free them.
         // The main queue too: the host keeps using it after this interpreter is gone.
@@ -277,13 +247,13 @@ public final class Runtime: @unchecked Sendable {
         close()
         ld_interrupt_forget(lock)
         ld_lock_free(lock)
-        if let budget { ld_budget_release(budget) }
+        if let budget = control.budget { ld_budget_release(budget) }
     }
 
     /// `close()`'s work (Embedding/RuntimeRunning.swift).
     func closeInterpreter() {
         guard ld_lock_held() != lock else { return }
-        defer { ownedWorkers.closeSpares() }  // after the lock is given up: each takes its own
+        defer { control.ownedWorkers.closeSpares() }  // after the lock is given up: each takes its own
         acquire()
         defer { release() }
         guard !isClosed else { return }
@@ -337,7 +307,7 @@ public final class Runtime: @unchecked Sendable {
     /// interpreter is closed. Pair with `finishLua()`, lock held throughout.
     @inline(__always) func startLua() -> Bool {
         // Closed, or ending its code: blocks that had not started never run.
-        if isClosed || termination.load(ordering: .relaxed) != 0 { return false }
+        if isClosed || control.termination.load(ordering: .relaxed) != 0 { return false }
         running.addUnderLock(1)
         if ld_thread_number() == 1 { mainThreadEntries.addUnderLock(1) }
         return true
@@ -347,7 +317,7 @@ public final class Runtime: @unchecked Sendable {
     @inline(__always) func finishLua() {
         drainDeferred()
         running.addUnderLock(-1)
-        if termination.load(ordering: .relaxed) != 0 { endTerminationIfIdle() }
+        if control.termination.load(ordering: .relaxed) != 0 { endTerminationIfIdle() }
     }
 
     /// `dispatch.exit`: never returns to Lua.
@@ -369,7 +339,7 @@ public final class Runtime: @unchecked Sendable {
 
     /// Whether the interpreter is ending its code (a time limit, an interrupt): asked after
     /// every wait, so read inline.
-    @inline(__always) var terminating: Bool { ld_terminate_requested(lockRequests) != 0 }
+    @inline(__always) var terminating: Bool { control.terminating }
 
     /// Runs `body` (a blocking call) without holding the interpreter. References released
     /// meanwhile (e.g. by Dispatch destroying a queue's specifics) are dropped on the way back.
@@ -391,11 +361,11 @@ public final class Runtime: @unchecked Sendable {
     @inline(__always) func workDone() {
         guard pending.wrappingSubtract(1, ordering: .acquiringAndReleasing).newValue == 0 else { return }
         // Plain loads first: this runs whenever the runtime goes idle (each sync round trip).
-        if disarmsWhenIdle.load(ordering: .relaxed) != 0 {
-            let token = disarmsWhenIdle.exchange(0, ordering: .acquiringAndReleasing)
+        if control.disarmsWhenIdle.load(ordering: .relaxed) != 0 {
+            let token = control.disarmsWhenIdle.exchange(0, ordering: .acquiringAndReleasing)
             if token != 0 { disarmDeadline(token: token) }
         }
-        if termination.load(ordering: .relaxed) != 0 { endTerminationIfIdle() }
+        if control.termination.load(ordering: .relaxed) != 0 { endTerminationIfIdle() }
         if drivingMainQueue.load(ordering: .acquiring) {
             // Wake the main thread's run loop so that it sees the runtime is idle.
             DispatchQueue.main.async {}

@@ -32,10 +32,10 @@ extension Runtime {
     }
 
     /// Counts a failure (as an uncaught error does) so that `exitStatus` becomes 1.
-    public func recordFailure() { uncaughtErrors.wrappingAdd(1, ordering: .relaxed) }
+    public func recordFailure() { reporting.uncaughtErrors.wrappingAdd(1, ordering: .relaxed) }
 
     /// The exit status the CLI reports: 1 after any uncaught error, else 0.
-    public var exitStatus: Int32 { uncaughtErrors.load(ordering: .relaxed) > 0 ? 1 : 0 }
+    public var exitStatus: Int32 { reporting.uncaughtErrors.load(ordering: .relaxed) > 0 ? 1 : 0 }
 
     // MARK: the work scripts leave
 

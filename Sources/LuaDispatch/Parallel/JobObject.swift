@@ -313,7 +313,7 @@ final class JobObject: @unchecked Sendable {
         let rt = runtime, label = pool.label
         if ld_lock_held() == rt.lock && rt.isClosed {  // collected as the interpreter closes
             rt.uncaughtErrorHandler(LuaScriptError(message: message, traceback: traceback, label: label))
-            rt.uncaughtErrors.wrappingAdd(1, ordering: .relaxed)
+            rt.reporting.uncaughtErrors.wrappingAdd(1, ordering: .relaxed)
             return
         }
         rt.workAdded()

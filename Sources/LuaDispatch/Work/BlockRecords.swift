@@ -69,7 +69,7 @@ final class BlockRecords {
     private func grow(_ owner: Runtime, _ L: OpaquePointer) -> UnsafeMutablePointer<BlockRecord>? {
         precondition(MemoryLayout<BlockRecord>.stride == Int(LD_RECORD_BYTES) && MemoryLayout<ld_slab_head>.stride <= Int(LD_RECORD_BYTES))
         // Past the memory limit no new slab: the fast path declines, and the binding refuses.
-        if let b = owner.budget, ld_budget_used(b) > ld_budget_limit(b) + Int64(LD_MEMORY_SLACK) { return nil }
+        if let b = owner.control.budget, ld_budget_used(b) > ld_budget_limit(b) + Int64(LD_MEMORY_SLACK) { return nil }
         let functions = ld_new_slab_table(L)
         guard functions != LUA_NOREF else { return nil }
         let slab = UnsafeMutableRawPointer.allocate(byteCount: Self.slabBytes, alignment: Self.slabBytes)
@@ -85,7 +85,7 @@ final class BlockRecords {
         }
         free = records + 1
         slabs.append(slab)
-        if let b = owner.budget {
+        if let b = owner.control.budget {
             if budget == nil { budget = ld_budget_retain(b) }
             ld_memory_charge(b, Int64(NativeCost.slab))
             charged += Int64(NativeCost.slab)
