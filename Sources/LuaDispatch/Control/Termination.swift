@@ -48,7 +48,7 @@ extension Runtime {
         #endif
         endParkedWaits()
         control.ownedWorkers.endAll(kind)
-        afters.dropAll()
+        ledger.afters.dropAll()
         // What holds work open (sources, suspended tasks, held queues) is let go under the lock,
         // which the code running gives up as it unwinds.
         Self.endings.async { [self] in
@@ -57,9 +57,9 @@ extension Runtime {
             // Closed meanwhile (a host or the CLI that stopped waiting for this): the state and
             // what it held are gone, and this block would use the freed state.
             guard !isClosed else { return release() }
-            sources.cancelAll()
+            ledger.sources.cancelAll()
             closeTasks()
-            queues.forEach(QueueObject.release)
+            ledger.queues.forEach(QueueObject.release)
             // Channels and other objects only the ended code referenced close when collected.
             _ = ld_gc_collect(admin)
             release()
@@ -87,7 +87,7 @@ extension Runtime {
     /// drained (no work left, no Lua running) is over.
     func endTerminationIfIdle() {
         let kind = control.termination.load(ordering: .acquiring)
-        guard kind > 0, pending.load(ordering: .acquiring) == 0, running.load(ordering: .acquiring) == 0,
+        guard kind > 0, ledger.pending.load(ordering: .acquiring) == 0, ledger.running.load(ordering: .acquiring) == 0,
               control.parkedWaiters.withLock({ $0.isEmpty }) else { return }  // a parked wait has yet to see the end
         // One thread ends it (-1 while it does): a second one, late, would disarm the deadline
         // of the run that starts once this end is over.
@@ -192,7 +192,7 @@ extension Runtime {
     func endLimitedRun(_ armed: Bool) {
         guard armed else { return }
         let token = control.deadlineToken.load(ordering: .acquiring)
-        if pending.load(ordering: .acquiring) == 0 { disarmDeadline(token: token) } else { control.disarmsWhenIdle.store(token, ordering: .releasing) }
+        if ledger.pending.load(ordering: .acquiring) == 0 { disarmDeadline(token: token) } else { control.disarmsWhenIdle.store(token, ordering: .releasing) }
     }
 
     // MARK: waits

@@ -136,7 +136,7 @@ extension Runtime {
     /// the interpreter, and the results are pushed here.
     @inline(__always)
     func wait<W: Waitable>(_ a: Args, _ w: consuming W, timeout: Deadline = .forever) throws(LuaError) -> Int32 {
-        if tasks.count.load(ordering: .relaxed) > 0, let task = TaskObject.current(a.L) {
+        if ledger.tasks.count.load(ordering: .relaxed) > 0, let task = TaskObject.current(a.L) {
             return try task.suspend(a, w, timeout: timeout)
         }
         if let refusal = w.blockingRefusal() { throw .message(refusal) }
@@ -148,14 +148,14 @@ extension Runtime {
         } else if W.blocksNatively && !(W.canPark && (control.parksAllWaits.load(ordering: .relaxed)
                                                       || control.parksMainThreadWaits.load(ordering: .relaxed) && ld_is_main_thread() != 0)) {
             started = traceClock()
-            let counted = exhaustion.enter(self)
+            let counted = ledger.exhaustion.enter(self)
             outcome = unlocked { w.block(timeout) } ? .done : .timedOut
-            exhaustion.leave(counted)
+            ledger.exhaustion.leave(counted)
         } else {
             started = traceClock()
-            let counted = exhaustion.enter(self)
+            let counted = ledger.exhaustion.enter(self)
             outcome = park(w, timeout)
-            exhaustion.leave(counted)
+            ledger.exhaustion.leave(counted)
         }
         traceWait(a.name, w.kind, started)
         w.end(outcome)

@@ -21,35 +21,16 @@ public final class Runtime: @unchecked Sendable {
     let admin: OpaquePointer
     let lock: OpaquePointer
     let objects = ObjectTable()
-    /// Records of blocks submitted with `dispatch_async_f`, from a free list (under the lock).
-    let blockRecords = BlockRecords()
-    /// Record blocks submitted and not finished. Written only under the lock (plain loads and
-    /// stores, no read-modify-write); while above zero the runtime holds one retain of itself
-    /// and the records count as one unit of `pending` (see `submitRecord`).
-    let recordsPending = Atomic<Int>(0)
-
-    /// Outstanding work: blocks submitted and not finished, pending notifies, live sources, ...
-    let pending = Atomic<Int>(0)
-    /// Blocks running Lua right now (including ones parked in a blocking call). Written under
-    /// the lock only (`addUnderLock`), read from anywhere.
-    let running = Atomic<Int>(0)
-    /// Blocks blocked in waits, against libdispatch's pool limit (`ThreadExhaustion.swift`).
-    let exhaustion = ThreadExhaustion()
+    /// The work submitted and not finished, and what it runs on (`Work/WorkLedger.swift`).
+    let ledger = WorkLedger()
     /// The host's limits (`Embedding/Limits.swift`; enforced in `Termination.swift`).
     public let limits: Limits
     /// When running code gives the interpreter up or stops (`Control/`).
     let control: InterpreterControl
     /// Where uncaught errors go, and what `dispatch.exit` does.
     @exclusivity(unchecked) var reporting = ErrorReporting()
-    /// `q:after` blocks not run yet, which an end drops.
-    let afters = PendingAfters()
     /// The code of the function last sent to a worker (`Parallel/FunctionCode.swift`). Lock held.
     @exclusivity(unchecked) var lastFunctionCode = LastFunctionCode()
-    /// Times Lua was entered on the main thread by a block or handler (`dispatch.run("once")`).
-    /// Written under the lock only.
-    let mainThreadEntries = Atomic<Int>(0)
-    /// Whether the main thread is servicing the main queue (and must be woken when idle).
-    let drivingMainQueue = Atomic<Bool>(false)
 
     // State below changes only under the interpreter lock, which is what makes it exclusive:
     // Swift's dynamic exclusivity checks on these hot paths would only cost time.
@@ -64,14 +45,6 @@ public final class Runtime: @unchecked Sendable {
     @exclusivity(unchecked) var anchorsRef: Int32 = LUA_NOREF
     let deferredRefs = Mutex<[Int32]>([])
     let hasDeferredRefs = Atomic<Bool>(false)
-    /// Every live queue made by this runtime, for the report of work left at exit.
-    let queues = QueueRegistry()
-    /// Group enters not yet left, over every live group, for the report of outstanding work.
-    let openGroupEnters = OpenGroupEnters()
-    /// Sources not released yet (cancelled when the interpreter closes).
-    let sources = LiveSources()
-    /// Tasks not finished yet, and who started them.
-    let tasks = TaskRegistry()
     /// The runtime's view of `DispatchQueue.main` and the global queues.
     private(set) var mainQueue: QueueObject!
     var globalQueues: [String: QueueObject] = [:]
@@ -109,8 +82,6 @@ public final class Runtime: @unchecked Sendable {
 
     /// Set by `close()`, under the lock: blocks that start afterwards do nothing.
     @exclusivity(unchecked) private(set) var isClosed = false
-    private let idleWaiters = Atomic<Int>(0)
-    private let idleSignal = DispatchSemaphore(value: 0)
 
     /// An interpreter whose states charge `budget` (which it takes over, or retains for a worker
     /// interpreter charging its owner's: see `WorkerInterpreter`).
@@ -214,13 +185,13 @@ public final class Runtime: @unchecked Sendable {
     /// the Lua state and closes it; `lua5.4` closes its own (and gets its SIGINT handling back).
     private func tearDown(closingState: Bool) {
         isClosed = true
-        while running.load(ordering: .acquiring) > 0 {
+        while ledger.running.load(ordering: .acquiring) > 0 {
             release()
             usleep(1000)
             acquire()
         }
         closeTasks()
-        sources.cancelAll()
+        ledger.sources.cancelAll()
         writeTraceAtEnd()
         if tracer != nil { TraceAtExit.unregister(self) }
         reporting.errorHandlerRef = LUA_NOREF
@@ -232,7 +203,7 @@ public final class Runtime: @unchecked Sendable {
         if closingState { closeState() } else { ld_interrupt_disarm() }
         // Queued blocks still hold their queues: let Dispatch run them (as no-ops) and free them.
         // The main queue too: the host keeps using it after this interpreter is gone.
-        queues.forEach(QueueObject.release)
+        ledger.queues.forEach(QueueObject.release)
         QueueObject.release(mainQueue)
     }
 
@@ -262,22 +233,16 @@ public final class Runtime: @unchecked Sendable {
         tearDown(closingState: true)
     }
 
-    /// Units of outstanding work, each record block counted on its own (`pending` counts all
-    /// of them as one). Exact under the lock; without it, may be off while work moves.
-    var outstandingUnits: Int {
-        let records = recordsPending.load(ordering: .relaxed)
-        return pending.load(ordering: .acquiring) - (records > 0 ? 1 : 0) + records
-    }
 
     /// `waitUntilIdle(timeout:)`'s work (Embedding/RuntimeRunning.swift): `workDone` signals
     /// `idleSignal` while someone waits.
     func waitForIdle(timeout: Double?) -> Bool {
         let deadline = timeout.map { DispatchTime.now() + $0 }
-        idleWaiters.wrappingAdd(1, ordering: .acquiringAndReleasing)
-        defer { idleWaiters.wrappingSubtract(1, ordering: .acquiringAndReleasing) }
-        while pending.load(ordering: .acquiring) > 0 {
+        ledger.idleWaiters.wrappingAdd(1, ordering: .acquiringAndReleasing)
+        defer { ledger.idleWaiters.wrappingSubtract(1, ordering: .acquiringAndReleasing) }
+        while ledger.pending.load(ordering: .acquiring) > 0 {
             if let deadline, DispatchTime.now() >= deadline { return false }
-            _ = idleSignal.wait(timeout: .now() + 0.05)
+            _ = ledger.idleSignal.wait(timeout: .now() + 0.05)
         }
         return true
     }
@@ -308,15 +273,15 @@ public final class Runtime: @unchecked Sendable {
     @inline(__always) func startLua() -> Bool {
         // Closed, or ending its code: blocks that had not started never run.
         if isClosed || control.termination.load(ordering: .relaxed) != 0 { return false }
-        running.addUnderLock(1)
-        if ld_thread_number() == 1 { mainThreadEntries.addUnderLock(1) }
+        ledger.running.addUnderLock(1)
+        if ld_thread_number() == 1 { ledger.mainThreadEntries.addUnderLock(1) }
         return true
     }
 
     /// The bookkeeping of `leaveLua`, lock kept.
     @inline(__always) func finishLua() {
         drainDeferred()
-        running.addUnderLock(-1)
+        ledger.running.addUnderLock(-1)
         if control.termination.load(ordering: .relaxed) != 0 { endTerminationIfIdle() }
     }
 
@@ -356,20 +321,20 @@ public final class Runtime: @unchecked Sendable {
 
     // MARK: outstanding work
 
-    @inline(__always) func workAdded() { pending.wrappingAdd(1, ordering: .relaxed) }
+    @inline(__always) func workAdded() { ledger.pending.wrappingAdd(1, ordering: .relaxed) }
 
     @inline(__always) func workDone() {
-        guard pending.wrappingSubtract(1, ordering: .acquiringAndReleasing).newValue == 0 else { return }
+        guard ledger.pending.wrappingSubtract(1, ordering: .acquiringAndReleasing).newValue == 0 else { return }
         // Plain loads first: this runs whenever the runtime goes idle (each sync round trip).
         if control.disarmsWhenIdle.load(ordering: .relaxed) != 0 {
             let token = control.disarmsWhenIdle.exchange(0, ordering: .acquiringAndReleasing)
             if token != 0 { disarmDeadline(token: token) }
         }
         if control.termination.load(ordering: .relaxed) != 0 { endTerminationIfIdle() }
-        if drivingMainQueue.load(ordering: .acquiring) {
+        if ledger.drivingMainQueue.load(ordering: .acquiring) {
             // Wake the main thread's run loop so that it sees the runtime is idle.
             DispatchQueue.main.async {}
         }
-        if idleWaiters.load(ordering: .acquiring) > 0 { idleSignal.signal() }
+        if ledger.idleWaiters.load(ordering: .acquiring) > 0 { ledger.idleSignal.signal() }
     }
 }

@@ -68,9 +68,9 @@ extension Runtime {
         let requested = traceClock()
         acquire()
         defer { release() }
-        running.addUnderLock(1)
+        ledger.running.addUnderLock(1)
         defer {
-            running.addUnderLock(-1)
+            ledger.running.addUnderLock(-1)
             if control.termination.load(ordering: .relaxed) != 0 { endTerminationIfIdle() }
         }
         let T = takeThreadForHost()
@@ -99,9 +99,9 @@ extension Runtime {
         acquire()
         defer { release() }
         guard !isClosed else { throw LuaScriptError(message: "the interpreter is closed") }
-        running.addUnderLock(1)
+        ledger.running.addUnderLock(1)
         defer {
-            running.addUnderLock(-1)
+            ledger.running.addUnderLock(-1)
             if control.termination.load(ordering: .relaxed) != 0 { endTerminationIfIdle() }
         }
         let T = takeThreadForHost()

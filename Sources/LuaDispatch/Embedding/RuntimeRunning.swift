@@ -64,7 +64,7 @@ extension Runtime {
     }
 
     /// Outstanding work: blocks, notifies, sources, I/O. Zero means idle.
-    public var pendingWork: Int { outstandingUnits }
+    public var pendingWork: Int { ledger.outstandingUnits }
 
     /// What keeps the runtime from being idle, in words, or nil when nothing does: blocks running
     /// Lua (or parked in a blocking call), the main and custom queues with blocks or sources

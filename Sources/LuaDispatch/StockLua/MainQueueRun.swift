@@ -24,14 +24,14 @@ extension Runtime {
 
     /// `stop` is polled between passes (every 50 ms at most): true ends the run early.
     func serve(_ mode: RunMode, stop: () -> Bool) -> Bool {
-        drivingMainQueue.store(true, ordering: .releasing)
-        defer { drivingMainQueue.store(false, ordering: .releasing) }
+        ledger.drivingMainQueue.store(true, ordering: .releasing)
+        defer { ledger.drivingMainQueue.store(false, ordering: .releasing) }
         switch mode {
         case .nowait:
             _ = Self.serviceMainQueue(timeout: 0)
         case .once:
-            let entries = mainThreadEntries.load(ordering: .acquiring)
-            while pendingWork > 0 && mainThreadEntries.load(ordering: .acquiring) == entries && !stop() {
+            let entries = ledger.mainThreadEntries.load(ordering: .acquiring)
+            while pendingWork > 0 && ledger.mainThreadEntries.load(ordering: .acquiring) == entries && !stop() {
                 _ = Self.serviceMainQueue(timeout: 50)
                 if stalledWork() != nil { break }
             }

@@ -60,10 +60,10 @@ final class TaskLifetimeTests: XCTestCase {
             """)
         Thread.sleep(forTimeInterval: 0.2)
         XCTAssertEqual(rt.pendingWork, 9)
-        XCTAssertEqual(rt.tasks.unfinished.count, 9)
+        XCTAssertEqual(rt.ledger.tasks.unfinished.count, 9)
         rt.close()
         XCTAssertTrue(rt.waitUntilIdle(timeout: 10), "outstanding work after close: \(rt.pendingWork)")
-        XCTAssertEqual(rt.tasks.unfinished.count, 0)
+        XCTAssertEqual(rt.ledger.tasks.unfinished.count, 0)
         XCTAssertEqual(rt.reporting.uncaughtErrors.load(ordering: .relaxed), 0)
     }
 
