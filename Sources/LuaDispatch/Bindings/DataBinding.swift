@@ -143,10 +143,10 @@ enum DataBinding {
     /// from a channel stay alive until a collection that Lua's own allocations never trigger
     /// (measured: a 200 MB combine peaked at 222 MB RSS).
     static func account(_ L: OpaquePointer, _ rt: Runtime, _ bytes: Int) {
-        rt.externalBytes += bytes
-        guard rt.externalBytes >= 1 << 20 else { return }
-        let kb = rt.externalBytes >> 10
-        rt.externalBytes = 0
+        rt.states.externalBytes += bytes
+        guard rt.states.externalBytes >= 1 << 20 else { return }
+        let kb = rt.states.externalBytes >> 10
+        rt.states.externalBytes = 0
         _ = ld_gc_step(L, Int32(min(kb, Int(Int32.max))))
     }
 

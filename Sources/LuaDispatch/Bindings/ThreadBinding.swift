@@ -23,7 +23,7 @@ enum ThreadBinding {
                 Lua.push(L, "main")
                 Lua.setField(L, -2, "name")
             }
-            lua_rawgeti(L, ld_registryindex(), lua_Integer(a.runtime.threadMetatable))
+            lua_rawgeti(L, ld_registryindex(), lua_Integer(a.runtime.states.threadMetatable))
             lua_setmetatable(L, -2)
             return 1
         }
@@ -43,7 +43,7 @@ enum ThreadBinding {
             Lua.setField(L, -2, "__tostring")
             Lua.push(L, "dispatch.thread")
             Lua.setField(L, -2, "__name")
-            rt.threadMetatable = luaL_ref(L, ld_registryindex())
+            rt.states.threadMetatable = luaL_ref(L, ld_registryindex())
         }
         m.function("sleep") { a throws(LuaError) in
             let s = try a.number(1)

@@ -84,7 +84,7 @@ extension Runtime {
     /// when the hook has fired meanwhile (a chunk, or `dispatch.run` returning to one, raised
     /// "interrupted!" and then ended), this SIGINT is spent.
     func idleInterruptHandler() -> (@Sendable () -> Void)? {
-        guard !mainChunkRunning.load(ordering: .acquiring), interruptPending else { return nil }
+        guard !states.mainChunkRunning.load(ordering: .acquiring), interruptPending else { return nil }
         return control.interruption.withLock { $0?.whenIdle }
     }
 

@@ -29,30 +29,13 @@ public final class Runtime: @unchecked Sendable {
     let control: InterpreterControl
     /// Where uncaught errors go, and what `dispatch.exit` does.
     @exclusivity(unchecked) var reporting = ErrorReporting()
-    /// The code of the function last sent to a worker (`Parallel/FunctionCode.swift`). Lock held.
-    @exclusivity(unchecked) var lastFunctionCode = LastFunctionCode()
-
-    // State below changes only under the interpreter lock, which is what makes it exclusive:
-    // Swift's dynamic exclusivity checks on these hot paths would only cost time.
-    let pool = LuaThreadPool()
-    /// Every thread `takeThread` made (pooled or in use), and the main Lua thread, as opposed
-    /// to coroutines.
-    @exclusivity(unchecked) var pooledThreads = Set<OpaquePointer>()
-    /// Whether a chunk runs on the main Lua thread `L` now.
-    @exclusivity(unchecked) var mainLuaThreadBusy = false
-    /// The same, readable without the lock (for Ctrl-C).
-    let mainChunkRunning = Atomic<Bool>(false)
-    @exclusivity(unchecked) var anchorsRef: Int32 = LUA_NOREF
-    let deferredRefs = Mutex<[Int32]>([])
-    let hasDeferredRefs = Atomic<Bool>(false)
+    /// The Lua threads blocks borrow, and the state kept in the interpreter for them
+    /// (`Core/LuaStates.swift`). Changes under the interpreter lock, which is what makes it
+    /// exclusive: Swift's dynamic exclusivity checks on these hot paths would only cost time.
+    @exclusivity(unchecked) var states = LuaStates()
     /// The runtime's view of `DispatchQueue.main` and the global queues.
     private(set) var mainQueue: QueueObject!
     var globalQueues: [String: QueueObject] = [:]
-    /// Bytes held by `dispatch.data` objects made since the last collector step, which Lua's
-    /// collector cannot see (a userdata of 8 bytes may hold a megabyte); under the lock.
-    var externalBytes = 0
-    /// The metatable of `dispatch.thread()` tables (a registry ref).
-    var threadMetatable: Int32 = LUA_NOREF
     /// What `dispatch.exit(code)` does; by default flush stdio and end the process.
     public var exitHandler: @Sendable (Int32) -> Void {
         get { reporting.exitHandler }
@@ -114,11 +97,11 @@ public final class Runtime: @unchecked Sendable {
         lua_pushvalue(L, 1)
         lua_pushboolean(L, 1)
         lua_rawset(L, -3)
-        anchorsRef = luaL_ref(L, ld_registryindex())
+        states.anchorsRef = luaL_ref(L, ld_registryindex())
         lua_settop(L, 0)
         // The main Lua thread runs chunks the host starts from the main OS thread (as `lua`
         // runs its script there: `coroutine.running()` says it is the main one).
-        pooledThreads.insert(L)
+        states.pooledThreads.insert(L)
         mainQueue = QueueObject(main: DispatchQueue.main)
         Module.install(self, global: !libraries.contains(.package))
         setUpSwitching(interval: switchInterval, on: L)
@@ -158,9 +141,9 @@ public final class Runtime: @unchecked Sendable {
         lua_rotate(state, -2, 1)
         lua_pushboolean(state, 1)
         lua_rawset(state, -3)
-        anchorsRef = luaL_ref(state, ld_registryindex())
+        states.anchorsRef = luaL_ref(state, ld_registryindex())
         // `lua5.4`'s main Lua thread runs its chunks (see `takeThreadForHost`).
-        pooledThreads.insert(L)
+        states.pooledThreads.insert(L)
         mainQueue = QueueObject(main: DispatchQueue.main)
         stockLua = StockLuaState(self, state)
         Module.install(self, on: state, global: false)
@@ -195,8 +178,8 @@ public final class Runtime: @unchecked Sendable {
         writeTraceAtEnd()
         if tracer != nil { TraceAtExit.unregister(self) }
         reporting.errorHandlerRef = LUA_NOREF
-        pool.removeAll()
-        pooledThreads.removeAll()
+        states.pool.removeAll()
+        states.pooledThreads.removeAll()
         // Stopped outside `interruption`'s lock: the watcher's handler takes that lock while it
         // holds its own, which `stop` takes.
         control.interruption.withLock { s in defer { s = nil }; return s?.watcher }?.stop()
