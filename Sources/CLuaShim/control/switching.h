@@ -28,6 +28,8 @@ void ld_hook_next_instruction(struct lua_State *L);
 void ld_requests_interrupt_target(struct lua_State *L, struct ld_lock *lock);
 /// Sets Ctrl-C's bits and hooks its target; 0 when there is none. Async-signal-safe.
 int ld_request_interrupt(void);
+/// The runtime's bookkeeping after a switch (ld_switching_init's).
+void ld_requests_init(void (*fn)(struct lua_State *L, uint64_t started));
 
 /// The part of a lock that switching reads (one per interpreter, in its lock's cache line).
 typedef struct ld_lock_shared {

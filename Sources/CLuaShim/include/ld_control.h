@@ -127,7 +127,6 @@ ld_lock *ld_lock_held(void);
 typedef void (*ld_switched_fn)(lua_State *L, uint64_t started);
 /// Installs the switch signal's handler (once per process) and the runtime's function.
 void ld_switching_init(ld_switched_fn fn);
-void ld_requests_init(ld_switched_fn fn);
 /// The signal a waiter sends the lock's holder (a real-time signal the runtime reserves).
 int ld_switch_signal(void);
 /// The switch interval of `lock`'s interpreter, in nanoseconds (0: cooperative).
