@@ -89,7 +89,7 @@ static int docall(lua_State *L, int narg, int nres) {
     int base = lua_gettop(L) - narg;
     lua_pushcfunction(L, ld_msgh);
     lua_insert(L, base);
-    ld_interrupt_arm(L);
+    ld_interrupt_arm(L, ld_lock_held());
     status = lua_pcall(L, narg, nres, base);
     ld_interrupt_disarm();
     lua_remove(L, base);

@@ -187,7 +187,7 @@ enum TestRuntimes {
 
     static func closeAll() {
         let runtimes = lock.withLock { all }
-        for rt in runtimes where rt.running.load(ordering: .acquiring) == 0 { rt.close() }
+        for rt in runtimes where rt.ledger.running.load(ordering: .acquiring) == 0 { rt.close() }
     }
 }
 

@@ -33,7 +33,7 @@
 // Switching (docs/execution-model.md): a waiter that has seen one holder keep the lock for the
 // switch interval asks it to give the lock up (switching.c): it sets LD_REQUEST_SWITCH and sends
 // the holder's thread the switch signal, whose handler hooks the Lua code running there; the
-// hook calls ld_lock_yield. Nothing of this runs while nobody waits: a holder only counts its
+// hook calls ld_lock_yield (requests.c decides). Nothing of this runs while nobody waits: a holder only counts its
 // acquisitions and names its thread, two stores to the line its compare-and-swap just wrote.
 #define _GNU_SOURCE
 #include "ld_control.h"

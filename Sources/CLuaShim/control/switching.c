@@ -5,8 +5,9 @@
 // The handler, running on the holder's thread between two of its instructions, hooks the Lua
 // state running there with lua_sethook, exactly as lua.c's Ctrl-C handler does (ldebug.c: "this
 // function can be called during a signal"); hooking from another thread would race with the
-// holder's own changes to that state. At its next instruction the hook gives the lock up until a
-// waiter has had it (ld_lock_yield, through the runtime's yield function), then the code goes on.
+// holder's own changes to that state. At its next instruction the hook calls ld_requests_act
+// (requests.c), which decides: here, give the lock up until a waiter has had it (ld_lock_yield),
+// then go on. An end (LD_REQUEST_TERMINATE) and Ctrl-C (LD_REQUEST_INTERRUPT) use the same hook.
 //
 // To know which state runs, each thread keeps the stack of Lua states it is running: a pooled
 // thread per block, chunk or handler (pushed by the runtime), and above it the coroutines it
@@ -44,7 +45,6 @@ int ld_switch_signal(void) { return SIGRTMAX - 3; }
 typedef ld_running_entry running;
 
 __thread ld_running_thread ld_running;
-volatile int ld_terminations;
 #define stack ld_running.stack
 #define depth ld_running.depth
 #define busy ld_running.busy
@@ -195,31 +195,8 @@ lua_State *ld_running_innermost(void) {
 
 // MARK: the hook
 
-static ld_yield_fn yield_fn;
-
-/// Raises the termination message at the running instruction. The hook stays, so the code
-/// raises again at each instruction until it has unwound (a `pcall` cannot swallow it).
-static void raise_termination(lua_State *L, ld_lock_shared *s) {
-    const char *message = atomic_load_explicit(&s->termination, memory_order_relaxed);
-    luaL_where(L, 1);
-    lua_pushstring(L, message != NULL ? message : "interrupted");
-    lua_concat(L, 2);
-    // Raised in a hook, where Lua stops hooks: the message handler it calls would run unended.
-    ld_allow_hooks(L);
-    lua_error(L);
-}
-
-void ld_raise_termination(lua_State *L) {
-    ld_lock *lock = ld_lock_held();
-    raise_termination(L, ld_lock_state(lock));
-}
-
 static void switch_hook(lua_State *L, lua_Debug *ar) {
-    ld_lock *held_lock = ld_lock_held();
-    if (held_lock != NULL) {
-        ld_lock_shared *s = ld_lock_state(held_lock);
-        if (atomic_load_explicit(&s->requests, memory_order_relaxed) & LD_REQUEST_TERMINATE) raise_termination(L, s);
-    }
+    ld_requests_act(L, LD_ACT_HOOK_ENTRY);
     enter_busy();
     running *e = entry_of(L);
     lua_Hook saved = NULL;
@@ -235,20 +212,11 @@ static void switch_hook(lua_State *L, lua_Debug *ar) {
     // The event goes on to the script's hook if it asked for it (its count is its own).
     int event = ar->event == LUA_HOOKTAILCALL ? LUA_HOOKCALL : ar->event;
     if (saved != NULL && event != LUA_HOOKCOUNT && (mask & (1 << event))) saved(L, ar);
-    ld_lock *lock = ld_lock_held();
-    if (lock != NULL && (atomic_load_explicit(&ld_lock_state(lock)->requests, memory_order_relaxed) & LD_REQUEST_SWITCH) &&
-        yield_fn != NULL) {
-        int enforced = ld_alloc_enforced;
-        ld_alloc_enforced = 0;  // the runtime's code: its allocations must not raise
-        yield_fn(L);
-        ld_alloc_enforced = enforced;
-    }
-    // Ended while it waited for the interpreter back: from here on, as any code running.
-    lock = ld_lock_held();
-    if (lock != NULL && (atomic_load_explicit(&ld_lock_state(lock)->requests, memory_order_relaxed) & LD_REQUEST_TERMINATE)) {
-        hook_innermost();
-        raise_termination(L, ld_lock_state(lock));
-    }
+    ld_requests_act(L, LD_ACT_HOOK);
+}
+
+void ld_hook_next_instruction(lua_State *L) {
+    lua_sethook(L, switch_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE | LUA_MASKCOUNT, 1);
 }
 
 lua_Hook ld_script_hook(lua_State *L) {
@@ -265,41 +233,6 @@ int ld_script_hookmask(lua_State *L) {
 }
 
 // MARK: the lock's side
-
-void ld_request_switch(ld_lock_shared *s) {
-    atomic_fetch_or_explicit(&s->requests, LD_REQUEST_SWITCH, memory_order_relaxed);
-    int32_t holder = atomic_load_explicit(&s->holder, memory_order_relaxed);
-    // A holder that released the lock meanwhile finds no request for a lock it holds.
-    if (holder > 0) ld_thread_signal(holder, ld_switch_signal());
-}
-
-void ld_lock_terminate(ld_lock *lock, int time_limit) {
-    const char *message = time_limit ? "time limit exceeded" : "interrupted";
-    ld_lock_shared *s = ld_lock_state(lock);
-    atomic_store_explicit(&s->termination, message, memory_order_relaxed);
-    if (atomic_fetch_or_explicit(&s->requests, LD_REQUEST_TERMINATE, memory_order_release) & LD_REQUEST_TERMINATE) return;
-    __atomic_add_fetch(&ld_terminations, 1, __ATOMIC_SEQ_CST);
-    int32_t holder = atomic_load_explicit(&s->holder, memory_order_relaxed);
-    if (holder > 0) ld_thread_signal(holder, ld_switch_signal());
-}
-
-void ld_lock_poke(ld_lock *lock) {
-    ld_lock_shared *s = ld_lock_state(lock);
-    if (!(atomic_load_explicit(&s->requests, memory_order_relaxed) & LD_REQUEST_TERMINATE)) return;
-    int32_t holder = atomic_load_explicit(&s->holder, memory_order_relaxed);
-    if (holder > 0) ld_thread_signal(holder, ld_switch_signal());
-}
-
-void ld_lock_end_termination(ld_lock *lock) {
-    if (atomic_fetch_and_explicit(&ld_lock_state(lock)->requests, ~(uint32_t)LD_REQUEST_TERMINATE, memory_order_relaxed) &
-        LD_REQUEST_TERMINATE)
-        __atomic_sub_fetch(&ld_terminations, 1, __ATOMIC_SEQ_CST);
-}
-
-const uint32_t *ld_lock_requests(ld_lock *lock) {
-    _Static_assert(LD_REQUEST_TERMINATE == 2, "ld_terminate_requested's bit");
-    return (const uint32_t *)&ld_lock_state(lock)->requests;
-}
 
 void ld_running_hook_now(void) { hook_innermost(); }
 
@@ -322,8 +255,8 @@ static void install(void) {
     sigaction(ld_switch_signal(), &sa, NULL);
 }
 
-void ld_switching_init(ld_yield_fn fn) {
-    yield_fn = fn;
+void ld_switching_init(ld_switched_fn fn) {
+    ld_requests_init(fn);
     pthread_once(&install_once, install);
 }
 

@@ -6,10 +6,30 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-/// What a waiter (or the host) asks of the code holding the lock; the hook acts on it.
-/// TERMINATE: every Lua code running raises `termination` (a time limit, an interrupt), again at
-/// each instruction until it has unwound.
-enum { LD_REQUEST_SWITCH = 1, LD_REQUEST_TERMINATE = 2 };
+/// What a waiter, the host or a signal asks of the code holding the lock (the bits of
+/// `requests`): who sets each and where it is acted on is requests.c's header.
+enum {
+    LD_REQUEST_SWITCH = 1,
+    LD_REQUEST_TERMINATE = 2,
+    LD_REQUEST_INTERRUPT = 4,
+    LD_REQUEST_INTERRUPT_UNSEEN = 8,
+};
+
+/// Where ld_requests_act (requests.c) runs: the switch hook's entry, before the script's hook
+/// has its event (only an end is acted on there); the switch hook after it; a step of a C loop.
+enum { LD_ACT_HOOK_ENTRY, LD_ACT_HOOK, LD_ACT_STEP };
+/// Acts on the requests of the interpreter the calling thread holds (and Ctrl-C's) for code
+/// running `L`: raises, gives the interpreter up for a while, or returns.
+void ld_requests_act(struct lua_State *L, int at);
+/// Hooks `L` (with the switch hook, which calls ld_requests_act) at its next instruction, as
+/// lua.c's Ctrl-C handler does; from a signal handler too (switching.c).
+void ld_hook_next_instruction(struct lua_State *L);
+/// The Ctrl-C target: `L` raises "interrupted!", and `lock`'s word keeps the bits (requests.c).
+void ld_requests_interrupt_target(struct lua_State *L, struct ld_lock *lock);
+/// Sets Ctrl-C's bits and hooks its target; 0 when there is none. Async-signal-safe.
+int ld_request_interrupt(void);
+/// The runtime's bookkeeping after a switch (ld_switching_init's).
+void ld_requests_init(void (*fn)(struct lua_State *L, uint64_t started));
 
 /// The part of a lock that switching reads (one per interpreter, in its lock's cache line).
 typedef struct ld_lock_shared {

@@ -1,6 +1,7 @@
 // The interpreter's control: which Lua states run on each thread (the stack every call into Lua
-// pushes), the interpreter lock (control/lock.c), switching between blocks and ending running
-// code (control/switching.c), Ctrl-C (control/interrupt.c).
+// pushes), the interpreter lock (control/lock.c), switching between blocks (control/switching.c),
+// Ctrl-C (control/interrupt.c). What running code does when asked to switch, end or stop for
+// Ctrl-C is decided in one place, control/requests.c, whose header lists the requests.
 #ifndef LD_CONTROL_H
 #define LD_CONTROL_H
 
@@ -28,9 +29,10 @@ typedef struct {
     ld_running_entry stack[LD_MAX_RUNNING];
 } ld_running_thread;
 extern __thread ld_running_thread ld_running;
-/// How many interpreters of the process are ending their code (ld_lock_terminate): while any
-/// is, a state that starts running is hooked at once.
-extern volatile int ld_terminations;
+/// How many stop requests (an end, ld_lock_terminate; Ctrl-C) are set in the process's
+/// interpreters (requests.c): while any is, a state that starts running is hooked at once.
+extern volatile int ld_stop_requests;
+static inline int ld_stop_request_count(void) { return ld_stop_requests; }
 void ld_running_first(void);
 void ld_running_service(void);
 void ld_running_unhook(ld_running_entry *e);
@@ -62,7 +64,7 @@ static inline __attribute__((always_inline)) void ld_running_push(lua_State *L) 
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     r->busy = 0;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    if (r->pending || ld_terminations) ld_running_service();
+    if (r->pending || ld_stop_requests) ld_running_service();
 }
 
 static inline __attribute__((always_inline)) void ld_running_pop(void) {
@@ -119,11 +121,12 @@ ld_lock *ld_lock_held(void);
 
 // MARK: switching between blocks (switching.c)
 
-/// What the switch hook calls to give the interpreter up and take it back: the runtime's
-/// bookkeeping around `ld_lock_yield`. Runs on the holder's thread, in a hook of `L`.
-typedef void (*ld_yield_fn)(lua_State *L);
-/// Installs the switch signal's handler (once per process) and the runtime's yield function.
-void ld_switching_init(ld_yield_fn fn);
+/// What the switch hook calls once it has given the interpreter up and taken it back
+/// (requests.c): the runtime's bookkeeping. `started`: when it began to give it up
+/// (CLOCK_MONOTONIC nanoseconds, | 1). Runs on the holder's thread, in a hook of `L`, lock held.
+typedef void (*ld_switched_fn)(lua_State *L, uint64_t started);
+/// Installs the switch signal's handler (once per process) and the runtime's function.
+void ld_switching_init(ld_switched_fn fn);
 /// The signal a waiter sends the lock's holder (a real-time signal the runtime reserves).
 int ld_switch_signal(void);
 /// The switch interval of `lock`'s interpreter, in nanoseconds (0: cooperative).
@@ -149,7 +152,8 @@ static inline int ld_terminate_requested(const uint32_t *requests) {
 void ld_running_hook_now(void);
 /// The innermost state running on the calling thread, or NULL.
 lua_State *ld_running_innermost(void);
-/// The hook the script (or Ctrl-C) has on `L`, looking through a switch hook standing in for it.
+/// The hook the script (or lua.c's Ctrl-C, under lua5.4) has on `L`, looking through a switch
+/// hook standing in for it.
 lua_Hook ld_script_hook(lua_State *L);
 /// The mask of that hook. (Both from the thread `L` runs on: a switch hook is that thread's.)
 int ld_script_hookmask(lua_State *L);
@@ -160,31 +164,33 @@ void ld_switching_libs(lua_State *L);
 
 // MARK: Ctrl-C (interrupt.c)
 
-/// Installs lua.c's SIGINT handler for code running on `L`: the next instruction there raises
-/// "interrupted!" (a second SIGINT ends the process). The handler also writes to the eventfd set
-/// with `ld_interrupt_set_fd`, if any, so that a wait parked without running Lua can end.
-void ld_interrupt_arm(lua_State *L);
+/// Installs lua.c's SIGINT handler for code running on `L` (the main Lua thread, whose
+/// interpreter's lock is `lock`): the handler sets LD_REQUEST_INTERRUPT in the lock's word and
+/// hooks `L`, whose next instruction raises "interrupted!" (a second SIGINT ends the process).
+/// It also writes to the eventfd set with `ld_interrupt_set_fd`, if any, so that a wait parked
+/// without running Lua can end.
+void ld_interrupt_arm(lua_State *L, ld_lock *lock);
 /// Restores SIGINT's default action.
 void ld_interrupt_disarm(void);
 void ld_interrupt_set_fd(int fd);
 /// A new eventfd (close-on-exec, non-blocking) for `ld_interrupt_set_fd`.
 int ld_interrupt_eventfd(void);
-/// Whether an interruption is pending on `L` (its hook is set and has not fired).
-int ld_interrupt_pending(lua_State *L);
-/// Clears a pending interruption on `L`; 1 when there was one.
-int ld_interrupt_clear(lua_State *L);
+/// Whether Ctrl-C is pending for `lock`'s interpreter (nobody has raised it yet).
+int ld_interrupt_pending(ld_lock *lock);
+/// Clears a pending Ctrl-C; 1 when there was one (the caller raises "interrupted!").
+int ld_interrupt_clear(ld_lock *lock);
 /// 1 when a SIGINT arrived that neither the hook nor a wait has handled yet, and marks it
 /// handled: the eventfd's reader acts only on such a signal, so it never reports a Ctrl-C twice.
-int ld_interrupt_take(void);
+int ld_interrupt_take(ld_lock *lock);
+/// The runtime of `lock` closes: its requests are dropped, and Ctrl-C no longer targets it.
+void ld_interrupt_forget(ld_lock *lock);
 
 /// A full collection, in a protected call (finalizers run Lua). Lock held.
 int ld_gc_collect(lua_State *L);
 
-/// Whether Ctrl-C is pending (interrupt.c): with ld_terminations, what the carried libraries'
-/// loops look at (Sources/CLuaStdlib/steps.h).
-extern _Atomic int ld_interrupt_unhandled;
 /// Raises the end's own error ("time limit exceeded", "interrupted", Ctrl-C's "interrupted!")
 /// in `L` if the interpreter running it is ending its code; returns otherwise (control/steps.c).
+/// The carried libraries' loops call it while ld_stop_requests is nonzero (CLuaStdlib/steps.h).
 void ld_stdlib_check_end(lua_State *L);
 
 #endif

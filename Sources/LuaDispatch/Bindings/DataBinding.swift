@@ -133,7 +133,7 @@ enum DataBinding {
 
     /// For handlers, which push onto their own Lua thread. Lock held.
     static func push(_ L: OpaquePointer, _ rt: Runtime, _ data: DispatchData, fresh: Bool = true) {
-        let d = DataObject(data, charging: fresh ? rt.budget : nil)
+        let d = DataObject(data, charging: fresh ? rt.control.budget : nil)
         d.native = rt.charge(NativeCost.data)
         rt.objects.push(L, d, .data)
         if fresh { account(L, rt, data.count) }
@@ -143,10 +143,10 @@ enum DataBinding {
     /// from a channel stay alive until a collection that Lua's own allocations never trigger
     /// (measured: a 200 MB combine peaked at 222 MB RSS).
     static func account(_ L: OpaquePointer, _ rt: Runtime, _ bytes: Int) {
-        rt.externalBytes += bytes
-        guard rt.externalBytes >= 1 << 20 else { return }
-        let kb = rt.externalBytes >> 10
-        rt.externalBytes = 0
+        rt.states.externalBytes += bytes
+        guard rt.states.externalBytes >= 1 << 20 else { return }
+        let kb = rt.states.externalBytes >> 10
+        rt.states.externalBytes = 0
         _ = ld_gc_step(L, Int32(min(kb, Int(Int32.max))))
     }
 

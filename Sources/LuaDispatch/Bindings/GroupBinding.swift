@@ -31,7 +31,7 @@ final class OpenGroupEnters: Sendable {
 enum GroupBinding {
     static func install(_ m: inout ModuleSpec) {
         m.function("group") { a throws(LuaError) in
-            a.runtime.objects.push(a.L, GroupObject(openEnters: a.runtime.openGroupEnters), .group)
+            a.runtime.objects.push(a.L, GroupObject(openEnters: a.runtime.ledger.openGroupEnters), .group)
             return 1
         }
         var t = ObjectType(.group)

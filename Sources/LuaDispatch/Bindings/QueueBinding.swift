@@ -82,8 +82,8 @@ enum QueueBinding {
         let queue = DispatchQueue(label: label, qos: qos, attributes: attributes, target: target?.queue)
         let q = QueueObject(queue: queue, label: label, concurrent: concurrent, target: target, inactive: inactive)
         q.charge = charge
-        q.registry = a.runtime.queues
-        a.runtime.queues.add(q)
+        q.registry = a.runtime.ledger.queues
+        a.runtime.ledger.queues.add(q)
         return q
     }
 
@@ -134,12 +134,12 @@ enum QueueBinding {
             rt.workAdded()
             q.queued.wrappingAdd(1, ordering: .relaxed)
             // Droppable until it runs (an end drops it: `PendingAfters`).
-            let id = rt.afters.add { [unowned rt] in  // the runtime's own list: no cycle
+            let id = rt.ledger.afters.add { [unowned rt] in  // the runtime's own list: no cycle
                 q.queued.wrappingSubtract(1, ordering: .relaxed)
                 rt.workDone()
             }
             let held = HeldCharge(rt.charge(NativeCost.after))  // given back when Dispatch lets go of `work`
-            let work: @Sendable () -> Void = { withExtendedLifetime(held) { if rt.afters.claim(id) { block() } } }
+            let work: @Sendable () -> Void = { withExtendedLifetime(held) { if rt.ledger.afters.claim(id) { block() } } }
             switch deadline {
             case .time(let t): q.queue.asyncAfter(deadline: t, execute: work)
             case .wall(let w): q.queue.asyncAfter(wallDeadline: w, execute: work)

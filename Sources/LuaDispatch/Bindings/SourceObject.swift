@@ -79,13 +79,13 @@ final class SourceObject: @unchecked Sendable {
             watcher?.close()
             self?.cancelFinished()
         }
-        rt.sources.add(self)
+        rt.ledger.sources.add(self)
     }
 
     /// Releasing a source that was never activated, or that is suspended, aborts: cancel it
     /// first (so it never fires), then balance. Its Lua handlers do not run any more.
     deinit {
-        runtime.sources.remove(self)
+        runtime.ledger.sources.remove(self)
         if !cancelled { source.cancel() }
         if !activated {
             source.activate()

@@ -23,7 +23,7 @@ enum ThreadBinding {
                 Lua.push(L, "main")
                 Lua.setField(L, -2, "name")
             }
-            lua_rawgeti(L, ld_registryindex(), lua_Integer(a.runtime.threadMetatable))
+            lua_rawgeti(L, ld_registryindex(), lua_Integer(a.runtime.states.threadMetatable))
             lua_setmetatable(L, -2)
             return 1
         }
@@ -43,7 +43,7 @@ enum ThreadBinding {
             Lua.setField(L, -2, "__tostring")
             Lua.push(L, "dispatch.thread")
             Lua.setField(L, -2, "__name")
-            rt.threadMetatable = luaL_ref(L, ld_registryindex())
+            rt.states.threadMetatable = luaL_ref(L, ld_registryindex())
         }
         m.function("sleep") { a throws(LuaError) in
             let s = try a.number(1)
@@ -78,8 +78,8 @@ enum ThreadBinding {
         m.function("set_error_handler") { a throws(LuaError) in
             guard a.isNoneOrNil(1) || a.type(1) == LUA_TFUNCTION else { throw a.typeError(1, "function or nil") }
             let rt = a.runtime
-            if rt.errorHandlerRef != LUA_NOREF { luaL_unref(a.L, ld_registryindex(), rt.errorHandlerRef) }
-            rt.errorHandlerRef = a.isNoneOrNil(1) ? LUA_NOREF : a.ref(1)
+            if rt.reporting.errorHandlerRef != LUA_NOREF { luaL_unref(a.L, ld_registryindex(), rt.reporting.errorHandlerRef) }
+            rt.reporting.errorHandlerRef = a.isNoneOrNil(1) ? LUA_NOREF : a.ref(1)
             return 0
         }
         m.function("errno_name") { a throws(LuaError) in

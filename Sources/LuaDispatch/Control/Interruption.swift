@@ -8,8 +8,9 @@ import Glibc
 #endif
 
 /// Ctrl-C as `lua` handles it. While a chunk runs on the main Lua thread with the handler armed
-/// (`ld_interrupt_arm`), SIGINT sets a hook there that raises "interrupted!" at the next
-/// instruction. A wait the main thread is parked in runs no instruction: the handler also writes
+/// (`ld_interrupt_arm`), SIGINT sets Ctrl-C's bit in the interpreter's request word and hooks
+/// that thread, which raises "interrupted!" at its next instruction (CLuaShim/control/requests.c
+/// decides). A wait the main thread is parked in runs no instruction: the handler also writes
 /// to an eventfd, and a read source on it ends that wait, which then raises "interrupted!" too.
 /// A signal that arrives just before the main thread parks is seen by `park` itself, which
 /// checks for a pending interruption after publishing its waiter. The watcher (an eventfd and a
@@ -41,7 +42,7 @@ final class Interruption: @unchecked Sendable {
             // Already delivered (the hook raised "interrupted!", or a wait consumed it, and the
             // chunk may have ended since): nothing left to end.
             let whenIdle = target.runtime.withLock { rt -> (@Sendable () -> Void)? in
-                guard let rt, ld_interrupt_take() != 0 else { return nil }
+                guard let rt, ld_interrupt_take(rt._withUnsafeGuaranteedRef { $0.lock }) != 0 else { return nil }
                 return rt._withUnsafeGuaranteedRef { $0.interruptMainThreadWait() ? nil : $0.idleInterruptHandler() }
             }
             whenIdle?()  // the host's, called without the lock: it may close the runtime
@@ -65,15 +66,15 @@ extension Runtime {
     /// park from now on, so that they can be ended. `whenIdle` runs (on a Dispatch thread) for a
     /// SIGINT that arrives while no chunk runs: after the script, while the main queue is serviced.
     package func enableInterruption(whenIdle: @escaping @Sendable () -> Void) {
-        parksMainThreadWaits.store(true, ordering: .releasing)
-        interruption.withLock { state in
+        control.parksMainThreadWaits.store(true, ordering: .releasing)
+        control.interruption.withLock { state in
             if state == nil { state = (nil, whenIdle) }
         }
     }
 
     /// Makes the watcher if interruption is enabled and it does not exist yet.
     func ensureInterruptionWatcher() {
-        interruption.withLock { state in
+        control.interruption.withLock { state in
             if state != nil && state!.watcher == nil { state!.watcher = Interruption(self) }
         }
     }
@@ -83,22 +84,22 @@ extension Runtime {
     /// when the hook has fired meanwhile (a chunk, or `dispatch.run` returning to one, raised
     /// "interrupted!" and then ended), this SIGINT is spent.
     func idleInterruptHandler() -> (@Sendable () -> Void)? {
-        guard !mainChunkRunning.load(ordering: .acquiring), interruptPending else { return nil }
-        return interruption.withLock { $0?.whenIdle }
+        guard !states.mainChunkRunning.load(ordering: .acquiring), interruptPending else { return nil }
+        return control.interruption.withLock { $0?.whenIdle }
     }
 
     /// Arms lua.c's SIGINT handler for the main Lua thread while the host services the main
     /// queue after the script: a SIGINT then goes to `whenIdle` (or ends a wait).
     package func armInterruption() {
         ensureInterruptionWatcher()
-        ld_interrupt_arm(L)
+        ld_interrupt_arm(L, lock)
     }
 
     /// Whether the interruption pending on the main Lua thread was consumed here: the wait that
     /// ended with `.interrupted` raises "interrupted!" (lua.c's message) instead of its hook.
-    func consumeInterruption() -> Bool { ld_interrupt_clear(L) != 0 }
+    func consumeInterruption() -> Bool { ld_interrupt_clear(lock) != 0 }
 
-    /// Whether SIGINT is pending on the main Lua thread (its hook set and not fired yet).
-    var interruptPending: Bool { ld_interrupt_pending(L) != 0 }
+    /// Whether SIGINT is pending on the main Lua thread (nobody has raised "interrupted!" yet).
+    var interruptPending: Bool { ld_interrupt_pending(lock) != 0 }
 }
 

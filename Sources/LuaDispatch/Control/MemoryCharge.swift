@@ -73,7 +73,7 @@ enum NativeCost {
 
 extension Runtime {
     /// A charge for `bytes` held on the script's behalf, never refused here (see `MemoryCharge`).
-    func charge(_ bytes: Int) -> MemoryCharge { MemoryCharge(budget, bytes) }
+    func charge(_ bytes: Int) -> MemoryCharge { MemoryCharge(control.budget, bytes) }
 
     /// Lua's memory error (raised once the binding returns) if what the script holds is past the
     /// limit now: before a binding hands over a copy it made (a message, a job), so that a
@@ -81,7 +81,7 @@ extension Runtime {
     /// another state of the interpreter (a worker) has yet to collect must not refuse the job
     /// that would collect it.
     func refuseIfOver() throws(LuaError) {
-        guard let budget, ld_budget_used(budget) > ld_budget_limit(budget) + Int64(LD_MEMORY_SLACK) else { return }
+        guard let budget = control.budget, ld_budget_used(budget) > ld_budget_limit(budget) + Int64(LD_MEMORY_SLACK) else { return }
         ld_memory_refuse(budget)
         throw .message("not enough memory")
     }
@@ -89,7 +89,7 @@ extension Runtime {
     /// A charge for `bytes` about to be copied, refused with Lua's memory error if that would
     /// pass the limit (the binding then raises it once it has returned, as a failed allocation).
     func reserve(_ bytes: Int) throws(LuaError) -> MemoryCharge {
-        guard let budget, bytes > 0 else { return .none }
+        guard let budget = control.budget, bytes > 0 else { return .none }
         guard ld_memory_try(budget, Int64(bytes)) != 0 else { throw .message("not enough memory") }
         return MemoryCharge(taking: Int64(bytes), of: budget)
     }

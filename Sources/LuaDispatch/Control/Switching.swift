@@ -10,7 +10,8 @@ import Glibc
 /// Switching between blocks (docs/execution-model.md): a block that has kept the interpreter for
 /// the switch interval while another thread waits for it gives it up at its next Lua instruction
 /// and takes it back once the waiter has run. The waiter asks (lock.c), a signal hooks the Lua
-/// code running on the holder's thread (switching.c), and the hook calls `yieldInterpreter`.
+/// code running on the holder's thread (switching.c), and the hook gives the interpreter up
+/// (requests.c, which decides), then calls `switched`.
 extension Runtime {
     /// Seconds as the lock's nanoseconds: negative and NaN mean 0, huge values are capped.
     static func nanoseconds(_ seconds: Double) -> Int64 {
@@ -37,23 +38,22 @@ extension Runtime {
         writeStderr("luadispatch: LUADISPATCH_SWITCH_INTERVAL: a number of seconds >= 0 expected, got '\(text)' (using \(defaultSwitchInterval))\n")
     }
 
-    /// Installs switching for this runtime: the yield function, the interval, and the
+    /// Installs switching for this runtime: the bookkeeping after a switch, the interval, and the
     /// coroutine and debug functions that keep track of the running state (on `L`'s libraries).
     func setUpSwitching(interval: Double?, on L: OpaquePointer) {
-        ld_switching_init(Runtime.yieldInterpreter)
+        ld_switching_init(Runtime.switched)
         Runtime.setUpBlockingCalls()
         switchInterval = Runtime.initialSwitchInterval(interval)
         ld_switching_libs(L)
     }
 
-    /// The switch hook's call: gives the interpreter up until a waiter has had it. Runs on the
-    /// holder's thread inside a hook of `L`, lock held; never raises.
-    static let yieldInterpreter: ld_yield_fn = { L in
+    /// The switch hook's call once it has given the interpreter up and taken it back (from
+    /// `started`, on `Tracer.clock()`'s clock). Runs on the holder's thread inside a hook of `L`,
+    /// lock held; never raises.
+    static let switched: ld_switched_fn = { L, started in
         let rt = Runtime.from(L!)
-        let started = rt.traceClock()
-        rt.switches.wrappingAdd(1, ordering: .relaxed)
-        ld_lock_yield(rt.lock)
+        rt.control.switches.wrappingAdd(1, ordering: .relaxed)
         rt.drainDeferred()
-        if started != 0 { rt.tracer?.switched(started: started, label: rt.currentQueue()?.label) }
+        rt.tracer?.switched(started: started, label: rt.currentQueue()?.label)
     }
 }

@@ -19,19 +19,19 @@ extension Runtime {
     /// host that never ends its scripts from outside may turn it off (the CLI does, without
     /// `--time-limit`: its Ctrl-C ends only the main thread's wait, as `lua`'s does).
     package var endableWaits: Bool {
-        get { parksAllWaits.load(ordering: .relaxed) }
-        set { parksAllWaits.store(newValue, ordering: .relaxed) }
+        get { control.parksAllWaits.load(ordering: .relaxed) }
+        set { control.parksAllWaits.store(newValue, ordering: .relaxed) }
     }
 
     /// Why the interpreter is ending its code now, if it is.
     var terminationKind: LuaScriptError.Kind? {
-        LuaScriptError.Kind(rawValue: termination.load(ordering: .acquiring)).flatMap { $0 == .error ? nil : $0 }
+        LuaScriptError.Kind(rawValue: control.termination.load(ordering: .acquiring)).flatMap { $0 == .error ? nil : $0 }
     }
 
     /// Ends every Lua code with `kind`'s error (see `interrupt()`); does nothing while an
     /// earlier end is still draining.
     func terminate(_ kind: LuaScriptError.Kind) {
-        guard termination.compareExchange(expected: LuaScriptError.Kind.error.rawValue, desired: kind.rawValue,
+        guard control.termination.compareExchange(expected: LuaScriptError.Kind.error.rawValue, desired: kind.rawValue,
                                           ordering: .acquiringAndReleasing).exchanged else { return }
         // Counted as work from here to the end of the clean-up below, so that the end is not
         // over, and the next script cannot start, before all of this has run. Counted only at
@@ -40,15 +40,15 @@ extension Runtime {
         // ended as "interrupted", with no kind) or before the clean-up (its sources and tasks
         // let go).
         workAdded()
-        lastTermination.store(kind.rawValue, ordering: .releasing)
+        control.lastTermination.store(kind.rawValue, ordering: .releasing)
         ld_lock_terminate(lock, kind == .timeLimit ? 1 : 0)
         pokeWhileEnding()
         #if DEBUG
         Self.afterTerminateRequest?()
         #endif
         endParkedWaits()
-        ownedWorkers.endAll(kind)
-        afters.dropAll()
+        control.ownedWorkers.endAll(kind)
+        ledger.afters.dropAll()
         // What holds work open (sources, suspended tasks, held queues) is let go under the lock,
         // which the code running gives up as it unwinds.
         Self.endings.async { [self] in
@@ -57,9 +57,9 @@ extension Runtime {
             // Closed meanwhile (a host or the CLI that stopped waiting for this): the state and
             // what it held are gone, and this block would use the freed state.
             guard !isClosed else { return release() }
-            sources.cancelAll()
+            ledger.sources.cancelAll()
             closeTasks()
-            queues.forEach(QueueObject.release)
+            ledger.queues.forEach(QueueObject.release)
             // Channels and other objects only the ended code referenced close when collected.
             _ = ld_gc_collect(admin)
             release()
@@ -71,7 +71,7 @@ extension Runtime {
     /// finalizer Lua runs after the first signal has its hooks off again.
     private func pokeWhileEnding() {
         Self.deadlines.asyncAfter(deadline: .now() + .milliseconds(10)) { [self] in
-            guard termination.load(ordering: .acquiring) > 0, !isClosed else { return }
+            guard control.termination.load(ordering: .acquiring) > 0, !isClosed else { return }
             ld_lock_poke(lock)
             pokeWhileEnding()
         }
@@ -86,15 +86,15 @@ extension Runtime {
     /// Called whenever outstanding work or running Lua may have reached zero: an end that has
     /// drained (no work left, no Lua running) is over.
     func endTerminationIfIdle() {
-        let kind = termination.load(ordering: .acquiring)
-        guard kind > 0, pending.load(ordering: .acquiring) == 0, running.load(ordering: .acquiring) == 0,
-              parkedWaiters.withLock({ $0.isEmpty }) else { return }  // a parked wait has yet to see the end
+        let kind = control.termination.load(ordering: .acquiring)
+        guard kind > 0, ledger.pending.load(ordering: .acquiring) == 0, ledger.running.load(ordering: .acquiring) == 0,
+              control.parkedWaiters.withLock({ $0.isEmpty }) else { return }  // a parked wait has yet to see the end
         // One thread ends it (-1 while it does): a second one, late, would disarm the deadline
         // of the run that starts once this end is over.
-        guard termination.compareExchange(expected: kind, desired: -1, ordering: .acquiringAndReleasing).exchanged else { return }
+        guard control.termination.compareExchange(expected: kind, desired: -1, ordering: .acquiringAndReleasing).exchanged else { return }
         disarmDeadline()
         ld_lock_end_termination(lock)
-        termination.store(0, ordering: .releasing)
+        control.termination.store(0, ordering: .releasing)
     }
 
     /// Waits (up to `timeout` seconds) until the clean-up of an end in progress has run. The CLI
@@ -102,14 +102,14 @@ extension Runtime {
     /// the process exits under it. (Not for the end to be over: work stuck in a C call, or a
     /// wait the end cannot reach, would hold the exit that long.)
     package func waitForCleanUp(timeout: Double) {
-        guard termination.load(ordering: .acquiring) != 0 else { return }
+        guard control.termination.load(ordering: .acquiring) != 0 else { return }
         let done = DispatchSemaphore(value: 0)
         Self.endings.async { done.signal() }  // behind the clean-up `terminate` queued
         _ = done.wait(timeout: .now() + timeout)
     }
 
     /// Forgets the last end (before the next script).
-    func clearLastTermination() { lastTermination.store(0, ordering: .releasing) }
+    func clearLastTermination() { control.lastTermination.store(0, ordering: .releasing) }
 
     /// The message an ended wait raises.
     var terminationMessage: String { terminationKind == .timeLimit ? "time limit exceeded" : "interrupted" }
@@ -121,7 +121,7 @@ extension Runtime {
     /// counted but never fail, so that no error unwinds through Swift: big ones check first;
     /// the binding then raises Lua's own memory error once it has returned, `ld_memory_settle`.)
     func checkMemory(_ bytes: Int) throws(LuaError) {
-        guard let budget, bytes > 0 else { return }
+        guard let budget = control.budget, bytes > 0 else { return }
         guard ld_budget_used(budget) + Int64(bytes) <= ld_budget_limit(budget) else {
             ld_memory_refuse(budget)
             throw .message("not enough memory")
@@ -133,12 +133,12 @@ extension Runtime {
     /// `armDeadline(_:)`'s work (Embedding/Limits.swift): arming moves the token on, so that a
     /// deadline armed before (or disarmed since) does nothing when it fires.
     func scheduleDeadline(_ seconds: Double) {
-        let token = deadlineToken.wrappingAdd(1, ordering: .acquiringAndReleasing).newValue
+        let token = control.deadlineToken.wrappingAdd(1, ordering: .acquiringAndReleasing).newValue
         let nanos = Runtime.nanoseconds(seconds)
         Self.deadlines.asyncAfter(deadline: .now() + .nanoseconds(Int(min(nanos, Int64(Int.max))))) { [self] in
             // Held strongly until it fires, disarmed or not: a weak reference's side table is
             // invisible to LeakSanitizer, which reported it as leaked at the CLI's exit.
-            guard deadlineToken.load(ordering: .acquiring) == token else { return }
+            guard control.deadlineToken.load(ordering: .acquiring) == token else { return }
             terminate(.timeLimit)
         }
     }
@@ -151,19 +151,19 @@ extension Runtime {
 
     /// Disarms the deadline armed with `token`, if it is still the armed one.
     func disarmDeadline(token: Int) {
-        _ = deadlineToken.compareExchange(expected: token, desired: token &+ 1, ordering: .acquiringAndReleasing)
+        _ = control.deadlineToken.compareExchange(expected: token, desired: token &+ 1, ordering: .acquiringAndReleasing)
     }
 
     /// Before a run or call: waits (up to 10 s) for an end still draining, arms `timeLimit`
     /// (or the runtime's), and returns whether one was armed.
     func beginLimitedRun(_ timeLimit: Double?) throws(LuaScriptError) -> Bool {
-        if termination.load(ordering: .acquiring) != 0 {
+        if control.termination.load(ordering: .acquiring) != 0 {
             let deadline = DispatchTime.now() + 10
-            while termination.load(ordering: .acquiring) != 0 && DispatchTime.now() < deadline {
+            while control.termination.load(ordering: .acquiring) != 0 && DispatchTime.now() < deadline {
                 endTerminationIfIdle()
                 usleep(1000)
             }
-            guard termination.load(ordering: .acquiring) == 0 else {
+            guard control.termination.load(ordering: .acquiring) == 0 else {
                 throw LuaScriptError(message: "the interpreter is still ending the previous script (work left: \(pendingWork))",
                                      kind: terminationKind ?? .interrupted)
             }
@@ -191,15 +191,15 @@ extension Runtime {
     /// After a run or call: its deadline goes once nothing it started is left.
     func endLimitedRun(_ armed: Bool) {
         guard armed else { return }
-        let token = deadlineToken.load(ordering: .acquiring)
-        if pending.load(ordering: .acquiring) == 0 { disarmDeadline(token: token) } else { disarmsWhenIdle.store(token, ordering: .releasing) }
+        let token = control.deadlineToken.load(ordering: .acquiring)
+        if ledger.pending.load(ordering: .acquiring) == 0 { disarmDeadline(token: token) } else { control.disarmsWhenIdle.store(token, ordering: .releasing) }
     }
 
     // MARK: waits
 
     /// Ends every wait parked now with `.terminated`.
     func endParkedWaits() {
-        let all = parkedWaiters.withLock { Array($0.values) }
+        let all = control.parkedWaiters.withLock { Array($0.values) }
         for waiter in all { waiter.finish(.terminated) }
     }
 }

@@ -136,7 +136,7 @@ extension Runtime {
     /// the interpreter, and the results are pushed here.
     @inline(__always)
     func wait<W: Waitable>(_ a: Args, _ w: consuming W, timeout: Deadline = .forever) throws(LuaError) -> Int32 {
-        if tasks.count.load(ordering: .relaxed) > 0, let task = TaskObject.current(a.L) {
+        if ledger.tasks.count.load(ordering: .relaxed) > 0, let task = TaskObject.current(a.L) {
             return try task.suspend(a, w, timeout: timeout)
         }
         if let refusal = w.blockingRefusal() { throw .message(refusal) }
@@ -145,17 +145,17 @@ extension Runtime {
         var started: UInt64 = 0
         if w.poll() {
             outcome = .done
-        } else if W.blocksNatively && !(W.canPark && (parksAllWaits.load(ordering: .relaxed)
-                                                      || parksMainThreadWaits.load(ordering: .relaxed) && ld_is_main_thread() != 0)) {
+        } else if W.blocksNatively && !(W.canPark && (control.parksAllWaits.load(ordering: .relaxed)
+                                                      || control.parksMainThreadWaits.load(ordering: .relaxed) && ld_is_main_thread() != 0)) {
             started = traceClock()
-            let counted = exhaustion.enter(self)
+            let counted = ledger.exhaustion.enter(self)
             outcome = unlocked { w.block(timeout) } ? .done : .timedOut
-            exhaustion.leave(counted)
+            ledger.exhaustion.leave(counted)
         } else {
             started = traceClock()
-            let counted = exhaustion.enter(self)
+            let counted = ledger.exhaustion.enter(self)
             outcome = park(w, timeout)
-            exhaustion.leave(counted)
+            ledger.exhaustion.leave(counted)
         }
         traceWait(a.name, w.kind, started)
         w.end(outcome)
@@ -185,15 +185,15 @@ extension Runtime {
             // Under a host's lua.c (stock lua5.4), its handler may have replaced the runtime's
             // since the module loaded (`lua5.4 -l dispatch script.lua`): take SIGINT back.
             if stockLua != nil { armInterruption() }
-            mainThreadWaiter.withLock { $0 = waiter }
+            control.mainThreadWaiter.withLock { $0 = waiter }
             // A SIGINT just before the waiter was published found no wait to end.
             if interruptPending { waiter.finish(.interrupted) }
         }
         let key = ObjectIdentifier(waiter)
-        parkedWaiters.withLock { $0[key] = waiter }
+        control.parkedWaiters.withLock { $0[key] = waiter }
         defer {
-            parkedWaiters.withLock { _ = $0.removeValue(forKey: key) }
-            if onMain { mainThreadWaiter.withLock { $0 = nil } }
+            control.parkedWaiters.withLock { _ = $0.removeValue(forKey: key) }
+            if onMain { control.mainThreadWaiter.withLock { $0 = nil } }
         }
         // An end that began before the waiter was published found no wait to end.
         if terminating { waiter.finish(.terminated) }
@@ -212,7 +212,7 @@ extension Runtime {
     /// (except `sync`, whose block runs on the calling thread).
     @discardableResult
     func interruptMainThreadWait() -> Bool {
-        mainThreadWaiter.withLock { $0 }?.finish(.interrupted) ?? false
+        control.mainThreadWaiter.withLock { $0 }?.finish(.interrupted) ?? false
     }
 }
 

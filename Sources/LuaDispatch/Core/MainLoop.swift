@@ -8,18 +8,18 @@ import Glibc
 extension Runtime {
     /// `runUntilIdle()`'s loop (Embedding/RuntimeRunning.swift, which says why it polls).
     func serviceMainQueueUntilIdle() {
-        drivingMainQueue.store(true, ordering: .releasing)
-        defer { drivingMainQueue.store(false, ordering: .releasing) }
+        ledger.drivingMainQueue.store(true, ordering: .releasing)
+        defer { ledger.drivingMainQueue.store(false, ordering: .releasing) }
         var lastCheck = DispatchTime.now()
-        while pending.load(ordering: .acquiring) > 0 {
+        while ledger.pending.load(ordering: .acquiring) > 0 {
             // Ended (a time limit, an interrupt) and no Lua runs any more: what is left does
             // nothing when it comes.
-            if termination.load(ordering: .acquiring) != 0 && running.load(ordering: .acquiring) == 0 { return }
+            if control.termination.load(ordering: .acquiring) != 0 && ledger.running.load(ordering: .acquiring) == 0 { return }
             _ = Self.serviceMainQueue(timeout: 50)
             let now = DispatchTime.now()
             guard now.uptimeNanoseconds - lastCheck.uptimeNanoseconds > 50_000_000 else { continue }
             lastCheck = now
-            if exhaustion.atLimit { exhaustion.check(self) }  // work queued while the pool is full
+            if ledger.exhaustion.atLimit { ledger.exhaustion.check(self) }  // work queued while the pool is full
             if let report = stalledWork() {
                 writeStderr("luadispatch: warning: exiting with work that can never run: \(report)\n")
                 return
@@ -43,8 +43,8 @@ extension Runtime {
     /// Blocks the main thread until `fd` is readable, servicing the main queue meanwhile
     /// without the interpreter held (the REPL's wait for a line). Called with the lock held.
     package func waitServicingMainQueue(fd: Int32) {
-        drivingMainQueue.store(true, ordering: .releasing)
-        defer { drivingMainQueue.store(false, ordering: .releasing) }
+        ledger.drivingMainQueue.store(true, ordering: .releasing)
+        defer { ledger.drivingMainQueue.store(false, ordering: .releasing) }
         unlocked {
             while !Self.serviceMainQueue(timeout: -1, fd: fd) {}
         }
@@ -69,8 +69,8 @@ extension Runtime {
         }
         visit(mainQueue)
         globalQueues.values.forEach(visit)
-        queues.forEach(visit)
-        guard free == 0, held > 0, held == outstandingUnits else { return nil }
+        ledger.queues.forEach(visit)
+        guard free == 0, held > 0, held == ledger.outstandingUnits else { return nil }
         return parts.joined(separator: ", ")
     }
 }

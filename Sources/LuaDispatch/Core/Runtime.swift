@@ -20,106 +20,34 @@ public final class Runtime: @unchecked Sendable {
     let L: OpaquePointer
     let admin: OpaquePointer
     let lock: OpaquePointer
-    /// `lock`'s word of requests (see `terminating`).
-    let lockRequests: UnsafePointer<UInt32>
     let objects = ObjectTable()
-    /// Records of blocks submitted with `dispatch_async_f`, from a free list (under the lock).
-    let blockRecords = BlockRecords()
-    /// Record blocks submitted and not finished. Written only under the lock (plain loads and
-    /// stores, no read-modify-write); while above zero the runtime holds one retain of itself
-    /// and the records count as one unit of `pending` (see `submitRecord`).
-    let recordsPending = Atomic<Int>(0)
-
-    /// Outstanding work: blocks submitted and not finished, pending notifies, live sources, ...
-    let pending = Atomic<Int>(0)
-    /// Blocks running Lua right now (including ones parked in a blocking call). Written under
-    /// the lock only (`addUnderLock`), read from anywhere.
-    let running = Atomic<Int>(0)
-    /// Blocks blocked in waits, against libdispatch's pool limit (`ThreadExhaustion.swift`).
-    let exhaustion = ThreadExhaustion()
-    /// Times a block gave the interpreter up to a waiting one (switching).
-    let switches = Atomic<Int>(0)
-    /// The host's limits (`Embedding/Limits.swift`; enforced in `Termination.swift`), and the
-    /// memory limit's count of bytes, which every Lua state of the interpreter and the bytes it
-    /// holds for scripts charge.
+    /// The work submitted and not finished, and what it runs on (`Work/WorkLedger.swift`).
+    let ledger = WorkLedger()
+    /// The host's limits (`Embedding/Limits.swift`; enforced in `Termination.swift`).
     public let limits: Limits
-    let budget: OpaquePointer?
-    /// `LuaScriptError.Kind` of the end in progress (0: none), and of the last one.
-    let termination = Atomic<Int>(0)
-    let lastTermination = Atomic<Int>(0)
-    /// The armed deadline's number: arming or disarming moves it on, so a stale one does nothing.
-    let deadlineToken = Atomic<Int>(0)
-    /// Whether the deadline goes once no work is left (a run that returned with work running).
-    /// The token of that deadline (0: none), so that a later run's deadline is never disarmed.
-    let disarmsWhenIdle = Atomic<Int>(0)
-    /// `q:after` blocks not run yet, which an end drops.
-    let afters = PendingAfters()
-    /// Worker interpreters working for this one now, which its limits reach (`Parallel/`).
-    let ownedWorkers = OwnedWorkers()
-    /// The code of the function last sent to a worker (`Parallel/FunctionCode.swift`). Lock held.
-    @exclusivity(unchecked) var lastFunctionCode = LastFunctionCode()
-    /// Every wait parked now, so that an end can end them.
-    let parkedWaiters = Mutex<[ObjectIdentifier: ParkedWaiter]>([:])
-    /// Whether every wait parks (rather than blocking natively), so that an end (a time limit,
-    /// `interrupt()`) can reach it: in every interpreter a host makes; the CLI parks only with
-    /// a time limit (`endableWaits`).
-    let parksAllWaits = Atomic<Bool>(true)
-    /// Errors that reached the default handler.
-    let uncaughtErrors = Atomic<Int>(0)
-    /// Times Lua was entered on the main thread by a block or handler (`dispatch.run("once")`).
-    /// Written under the lock only.
-    let mainThreadEntries = Atomic<Int>(0)
-    /// Whether the main thread is servicing the main queue (and must be woken when idle).
-    let drivingMainQueue = Atomic<Bool>(false)
-
-    // State below changes only under the interpreter lock, which is what makes it exclusive:
-    // Swift's dynamic exclusivity checks on these hot paths would only cost time.
-    let pool = LuaThreadPool()
-    /// Every thread `takeThread` made (pooled or in use), and the main Lua thread, as opposed
-    /// to coroutines.
-    @exclusivity(unchecked) var pooledThreads = Set<OpaquePointer>()
-    /// Whether a chunk runs on the main Lua thread `L` now.
-    @exclusivity(unchecked) var mainLuaThreadBusy = false
-    /// The same, readable without the lock (for Ctrl-C).
-    let mainChunkRunning = Atomic<Bool>(false)
-    /// Ctrl-C's eventfd watcher and the host's action for a SIGINT outside any chunk.
-    let interruption = Mutex<(watcher: Interruption?, whenIdle: @Sendable () -> Void)?>(nil)
-    @exclusivity(unchecked) var anchorsRef: Int32 = LUA_NOREF
-    let deferredRefs = Mutex<[Int32]>([])
-    let hasDeferredRefs = Atomic<Bool>(false)
-
-    /// Lua error handler set by `dispatch.set_error_handler` (a registry ref), under the lock.
-    @exclusivity(unchecked) var errorHandlerRef: Int32 = LUA_NOREF
-    /// Every live queue made by this runtime, for the report of work left at exit.
-    let queues = QueueRegistry()
-    /// Group enters not yet left, over every live group, for the report of outstanding work.
-    let openGroupEnters = OpenGroupEnters()
-    /// Sources not released yet (cancelled when the interpreter closes).
-    let sources = LiveSources()
-    /// Tasks not finished yet, and who started them.
-    let tasks = TaskRegistry()
-    /// The waiter the main thread is parked on, and whether its waits park (see `Waiting.swift`).
-    let mainThreadWaiter = Mutex<ParkedWaiter?>(nil)
-    let parksMainThreadWaits = Atomic<Bool>(false)
+    /// When running code gives the interpreter up or stops (`Control/`).
+    let control: InterpreterControl
+    /// Where uncaught errors go, and what `dispatch.exit` does.
+    @exclusivity(unchecked) var reporting = ErrorReporting()
+    /// The Lua threads blocks borrow, and the state kept in the interpreter for them
+    /// (`Core/LuaStates.swift`). Changes under the interpreter lock, which is what makes it
+    /// exclusive: Swift's dynamic exclusivity checks on these hot paths would only cost time.
+    @exclusivity(unchecked) var states = LuaStates()
     /// The runtime's view of `DispatchQueue.main` and the global queues.
     private(set) var mainQueue: QueueObject!
     var globalQueues: [String: QueueObject] = [:]
-    /// Bytes held by `dispatch.data` objects made since the last collector step, which Lua's
-    /// collector cannot see (a userdata of 8 bytes may hold a megabyte); under the lock.
-    var externalBytes = 0
-    /// The metatable of `dispatch.thread()` tables (a registry ref).
-    var threadMetatable: Int32 = LUA_NOREF
     /// What `dispatch.exit(code)` does; by default flush stdio and end the process.
-    public var exitHandler: @Sendable (Int32) -> Void = { code in
-        fflush(nil)
-        _exit(code)
+    public var exitHandler: @Sendable (Int32) -> Void {
+        get { reporting.exitHandler }
+        set { reporting.exitHandler = newValue }
     }
     /// Receives uncaught errors (from asynchronous blocks, work items, source and I/O handlers)
     /// when no Lua handler is set with `dispatch.set_error_handler`. Called on the thread that
     /// ran the block, while the interpreter is held: do not call back into this runtime. The
     /// default prints the queue's label, the message and the traceback to standard error.
-    public var uncaughtErrorHandler: @Sendable (LuaScriptError) -> Void = { error in
-        writeStderr("luadispatch: \(error.label == nil ? "error: " : "")\(error)\n")
+    public var uncaughtErrorHandler: @Sendable (LuaScriptError) -> Void {
+        get { reporting.uncaughtErrorHandler }
+        set { reporting.uncaughtErrorHandler = newValue }
     }
 
     /// The standard libraries the interpreter opened (`.restricted`: a sandbox). Its worker
@@ -137,8 +65,6 @@ public final class Runtime: @unchecked Sendable {
 
     /// Set by `close()`, under the lock: blocks that start afterwards do nothing.
     @exclusivity(unchecked) private(set) var isClosed = false
-    private let idleWaiters = Atomic<Int>(0)
-    private let idleSignal = DispatchSemaphore(value: 0)
 
     /// An interpreter whose states charge `budget` (which it takes over, or retains for a worker
     /// interpreter charging its owner's: see `WorkerInterpreter`).
@@ -149,10 +75,9 @@ public final class Runtime: @unchecked Sendable {
         tracer = Runtime.makeTracer(tracing, limit: traceLimit)
         #endif
         self.libraries = libraries
-        self.budget = budget
         L = ld_newstate_budget(budget)
         lock = ld_lock_new()
-        lockRequests = ld_lock_requests(lock)
+        control = InterpreterControl(lock: lock, budget: budget)
         admin = lua_newthread(L)
         // New Lua threads copy the main thread's extra space: every state can find `self`.
         ld_extraspace(L).pointee = Unmanaged.passUnretained(self).toOpaque()
@@ -172,11 +97,11 @@ public final class Runtime: @unchecked Sendable {
         lua_pushvalue(L, 1)
         lua_pushboolean(L, 1)
         lua_rawset(L, -3)
-        anchorsRef = luaL_ref(L, ld_registryindex())
+        states.anchorsRef = luaL_ref(L, ld_registryindex())
         lua_settop(L, 0)
         // The main Lua thread runs chunks the host starts from the main OS thread (as `lua`
         // runs its script there: `coroutine.running()` says it is the main one).
-        pooledThreads.insert(L)
+        states.pooledThreads.insert(L)
         mainQueue = QueueObject(main: DispatchQueue.main)
         Module.install(self, global: !libraries.contains(.package))
         setUpSwitching(interval: switchInterval, on: L)
@@ -194,19 +119,18 @@ public final class Runtime: @unchecked Sendable {
     /// state closes (see `StockLuaState`). The runtime lives as long as the state.
     init(attachingTo state: OpaquePointer) {
         limits = .none
-        budget = nil
         #if !LUADISPATCH_NO_TRACING
         tracer = Runtime.makeTracer(nil, limit: nil)
         #endif
         libraries = .all  // `lua5.4`'s own choice, unknown here
-        // Nothing ends `lua5.4`'s scripts from outside (no limits, no `interrupt()` in C): waits
-        // block as under the CLI without --time-limit.
-        parksAllWaits.store(false, ordering: .relaxed)
         lua_rawgeti(state, ld_registryindex(), lua_Integer(LUA_RIDX_MAINTHREAD))
         L = lua_tothread(state, -1)
         ld_pop(state, 1)
         lock = ld_lock_new()
-        lockRequests = ld_lock_requests(lock)
+        control = InterpreterControl(lock: lock, budget: nil)
+        // Nothing ends `lua5.4`'s scripts from outside (no limits, no `interrupt()` in C): waits
+        // block as under the CLI without --time-limit.
+        control.parksAllWaits.store(false, ordering: .relaxed)
         admin = lua_newthread(state)
         // Threads made from now on copy the main thread's extra space (see `ld_runtime_of`).
         for T in [L, state, admin] { ld_extraspace(T).pointee = Unmanaged.passUnretained(self).toOpaque() }
@@ -217,9 +141,9 @@ public final class Runtime: @unchecked Sendable {
         lua_rotate(state, -2, 1)
         lua_pushboolean(state, 1)
         lua_rawset(state, -3)
-        anchorsRef = luaL_ref(state, ld_registryindex())
+        states.anchorsRef = luaL_ref(state, ld_registryindex())
         // `lua5.4`'s main Lua thread runs its chunks (see `takeThreadForHost`).
-        pooledThreads.insert(L)
+        states.pooledThreads.insert(L)
         mainQueue = QueueObject(main: DispatchQueue.main)
         stockLua = StockLuaState(self, state)
         Module.install(self, on: state, global: false)
@@ -244,25 +168,25 @@ public final class Runtime: @unchecked Sendable {
     /// the Lua state and closes it; `lua5.4` closes its own (and gets its SIGINT handling back).
     private func tearDown(closingState: Bool) {
         isClosed = true
-        while running.load(ordering: .acquiring) > 0 {
+        while ledger.running.load(ordering: .acquiring) > 0 {
             release()
             usleep(1000)
             acquire()
         }
         closeTasks()
-        sources.cancelAll()
+        ledger.sources.cancelAll()
         writeTraceAtEnd()
         if tracer != nil { TraceAtExit.unregister(self) }
-        errorHandlerRef = LUA_NOREF
-        pool.removeAll()
-        pooledThreads.removeAll()
+        reporting.errorHandlerRef = LUA_NOREF
+        states.pool.removeAll()
+        states.pooledThreads.removeAll()
         // Stopped outside `interruption`'s lock: the watcher's handler takes that lock while it
         // holds its own, which `stop` takes.
-        interruption.withLock { s in defer { s = nil }; return s?.watcher }?.stop()
+        control.interruption.withLock { s in defer { s = nil }; return s?.watcher }?.stop()
         if closingState { closeState() } else { ld_interrupt_disarm() }
         // Queued blocks still hold their queues: let Dispatch run them (as no-ops) and free them.
         // The main queue too: the host keeps using it after this interpreter is gone.
-        queues.forEach(QueueObject.release)
+        ledger.queues.forEach(QueueObject.release)
         QueueObject.release(mainQueue)
     }
 
@@ -275,14 +199,15 @@ public final class Runtime: @unchecked Sendable {
 
     deinit {
         close()
+        ld_interrupt_forget(lock)
         ld_lock_free(lock)
-        if let budget { ld_budget_release(budget) }
+        if let budget = control.budget { ld_budget_release(budget) }
     }
 
     /// `close()`'s work (Embedding/RuntimeRunning.swift).
     func closeInterpreter() {
         guard ld_lock_held() != lock else { return }
-        defer { ownedWorkers.closeSpares() }  // after the lock is given up: each takes its own
+        defer { control.ownedWorkers.closeSpares() }  // after the lock is given up: each takes its own
         acquire()
         defer { release() }
         guard !isClosed else { return }
@@ -291,22 +216,16 @@ public final class Runtime: @unchecked Sendable {
         tearDown(closingState: true)
     }
 
-    /// Units of outstanding work, each record block counted on its own (`pending` counts all
-    /// of them as one). Exact under the lock; without it, may be off while work moves.
-    var outstandingUnits: Int {
-        let records = recordsPending.load(ordering: .relaxed)
-        return pending.load(ordering: .acquiring) - (records > 0 ? 1 : 0) + records
-    }
 
     /// `waitUntilIdle(timeout:)`'s work (Embedding/RuntimeRunning.swift): `workDone` signals
     /// `idleSignal` while someone waits.
     func waitForIdle(timeout: Double?) -> Bool {
         let deadline = timeout.map { DispatchTime.now() + $0 }
-        idleWaiters.wrappingAdd(1, ordering: .acquiringAndReleasing)
-        defer { idleWaiters.wrappingSubtract(1, ordering: .acquiringAndReleasing) }
-        while pending.load(ordering: .acquiring) > 0 {
+        ledger.idleWaiters.wrappingAdd(1, ordering: .acquiringAndReleasing)
+        defer { ledger.idleWaiters.wrappingSubtract(1, ordering: .acquiringAndReleasing) }
+        while ledger.pending.load(ordering: .acquiring) > 0 {
             if let deadline, DispatchTime.now() >= deadline { return false }
-            _ = idleSignal.wait(timeout: .now() + 0.05)
+            _ = ledger.idleSignal.wait(timeout: .now() + 0.05)
         }
         return true
     }
@@ -336,17 +255,17 @@ public final class Runtime: @unchecked Sendable {
     /// interpreter is closed. Pair with `finishLua()`, lock held throughout.
     @inline(__always) func startLua() -> Bool {
         // Closed, or ending its code: blocks that had not started never run.
-        if isClosed || termination.load(ordering: .relaxed) != 0 { return false }
-        running.addUnderLock(1)
-        if ld_thread_number() == 1 { mainThreadEntries.addUnderLock(1) }
+        if isClosed || control.termination.load(ordering: .relaxed) != 0 { return false }
+        ledger.running.addUnderLock(1)
+        if ld_thread_number() == 1 { ledger.mainThreadEntries.addUnderLock(1) }
         return true
     }
 
     /// The bookkeeping of `leaveLua`, lock kept.
     @inline(__always) func finishLua() {
         drainDeferred()
-        running.addUnderLock(-1)
-        if termination.load(ordering: .relaxed) != 0 { endTerminationIfIdle() }
+        ledger.running.addUnderLock(-1)
+        if control.termination.load(ordering: .relaxed) != 0 { endTerminationIfIdle() }
     }
 
     /// `dispatch.exit`: never returns to Lua.
@@ -368,7 +287,7 @@ public final class Runtime: @unchecked Sendable {
 
     /// Whether the interpreter is ending its code (a time limit, an interrupt): asked after
     /// every wait, so read inline.
-    @inline(__always) var terminating: Bool { ld_terminate_requested(lockRequests) != 0 }
+    @inline(__always) var terminating: Bool { control.terminating }
 
     /// Runs `body` (a blocking call) without holding the interpreter. References released
     /// meanwhile (e.g. by Dispatch destroying a queue's specifics) are dropped on the way back.
@@ -385,20 +304,20 @@ public final class Runtime: @unchecked Sendable {
 
     // MARK: outstanding work
 
-    @inline(__always) func workAdded() { pending.wrappingAdd(1, ordering: .relaxed) }
+    @inline(__always) func workAdded() { ledger.pending.wrappingAdd(1, ordering: .relaxed) }
 
     @inline(__always) func workDone() {
-        guard pending.wrappingSubtract(1, ordering: .acquiringAndReleasing).newValue == 0 else { return }
+        guard ledger.pending.wrappingSubtract(1, ordering: .acquiringAndReleasing).newValue == 0 else { return }
         // Plain loads first: this runs whenever the runtime goes idle (each sync round trip).
-        if disarmsWhenIdle.load(ordering: .relaxed) != 0 {
-            let token = disarmsWhenIdle.exchange(0, ordering: .acquiringAndReleasing)
+        if control.disarmsWhenIdle.load(ordering: .relaxed) != 0 {
+            let token = control.disarmsWhenIdle.exchange(0, ordering: .acquiringAndReleasing)
             if token != 0 { disarmDeadline(token: token) }
         }
-        if termination.load(ordering: .relaxed) != 0 { endTerminationIfIdle() }
-        if drivingMainQueue.load(ordering: .acquiring) {
+        if control.termination.load(ordering: .relaxed) != 0 { endTerminationIfIdle() }
+        if ledger.drivingMainQueue.load(ordering: .acquiring) {
             // Wake the main thread's run loop so that it sees the runtime is idle.
             DispatchQueue.main.async {}
         }
-        if idleWaiters.load(ordering: .acquiring) > 0 { idleSignal.signal() }
+        if ledger.idleWaiters.load(ordering: .acquiring) > 0 { ledger.idleSignal.signal() }
     }
 }

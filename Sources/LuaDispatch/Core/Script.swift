@@ -68,10 +68,10 @@ extension Runtime {
         let requested = traceClock()
         acquire()
         defer { release() }
-        running.addUnderLock(1)
+        ledger.running.addUnderLock(1)
         defer {
-            running.addUnderLock(-1)
-            if termination.load(ordering: .relaxed) != 0 { endTerminationIfIdle() }
+            ledger.running.addUnderLock(-1)
+            if control.termination.load(ordering: .relaxed) != 0 { endTerminationIfIdle() }
         }
         let T = takeThreadForHost()
         precondition(T == L, "withMainLuaThread: call it from the main thread, outside Lua")
@@ -99,10 +99,10 @@ extension Runtime {
         acquire()
         defer { release() }
         guard !isClosed else { throw LuaScriptError(message: "the interpreter is closed") }
-        running.addUnderLock(1)
+        ledger.running.addUnderLock(1)
         defer {
-            running.addUnderLock(-1)
-            if termination.load(ordering: .relaxed) != 0 { endTerminationIfIdle() }
+            ledger.running.addUnderLock(-1)
+            if control.termination.load(ordering: .relaxed) != 0 { endTerminationIfIdle() }
         }
         let T = takeThreadForHost()
         defer { giveBack(T) }
@@ -128,7 +128,7 @@ extension Runtime {
         let kind: LuaScriptError.Kind = terminationKind ?? lastTerminationKind
             ?? (status == LUA_ERRMEM && limits.memory != nil ? .memoryLimit : .error)
         // A memory-limit end is one of the host's limits too (`lastTerminationKind`).
-        if kind == .memoryLimit { lastTermination.store(kind.rawValue, ordering: .releasing) }
+        if kind == .memoryLimit { control.lastTermination.store(kind.rawValue, ordering: .releasing) }
         return LuaScriptError(message: message, traceback: traceback, kind: kind)
     }
 

@@ -164,8 +164,8 @@ extension Runtime {
                 }
             case .queue(let shared):
                 let q = QueueObject(queue: shared.queue, label: shared.label, concurrent: shared.concurrent, kind: .host)
-                q.registry = queues
-                queues.add(q)
+                q.registry = ledger.queues
+                ledger.queues.add(q)
                 objects.push(L, q, .queue)
             }
             Lua.setField(L, -2, key)

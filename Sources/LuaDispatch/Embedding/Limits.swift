@@ -28,17 +28,17 @@ extension Runtime {
     /// The kind of the last end (`nil` if none yet); kept after the interpreter is usable again,
     /// for a host that reports it (the CLI's exit).
     public var lastTerminationKind: LuaScriptError.Kind? {
-        let k = LuaScriptError.Kind(rawValue: lastTermination.load(ordering: .acquiring))
+        let k = LuaScriptError.Kind(rawValue: control.lastTermination.load(ordering: .acquiring))
         return k == .error ? nil : k
     }
 
     /// Bytes the interpreter's Lua states and data hold against the memory limit (0 without one).
-    public var memoryInUse: Int { budget.map { Int(ld_budget_used($0)) } ?? 0 }
+    public var memoryInUse: Int { control.budget.map { Int(ld_budget_used($0)) } ?? 0 }
 
     /// Ends the interpreter's code with a time-limit error `seconds` from now, unless disarmed
     /// first (by another `armDeadline`, or once the interpreter is idle after the run or call).
     public func armDeadline(_ seconds: Double) { scheduleDeadline(seconds) }
 
     /// Cancels the armed deadline, if any.
-    public func disarmDeadline() { deadlineToken.wrappingAdd(1, ordering: .acquiringAndReleasing) }
+    public func disarmDeadline() { control.deadlineToken.wrappingAdd(1, ordering: .acquiringAndReleasing) }
 }

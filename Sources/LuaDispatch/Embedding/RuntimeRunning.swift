@@ -32,10 +32,10 @@ extension Runtime {
     }
 
     /// Counts a failure (as an uncaught error does) so that `exitStatus` becomes 1.
-    public func recordFailure() { uncaughtErrors.wrappingAdd(1, ordering: .relaxed) }
+    public func recordFailure() { reporting.uncaughtErrors.wrappingAdd(1, ordering: .relaxed) }
 
     /// The exit status the CLI reports: 1 after any uncaught error, else 0.
-    public var exitStatus: Int32 { uncaughtErrors.load(ordering: .relaxed) > 0 ? 1 : 0 }
+    public var exitStatus: Int32 { reporting.uncaughtErrors.load(ordering: .relaxed) > 0 ? 1 : 0 }
 
     // MARK: the work scripts leave
 
@@ -64,7 +64,7 @@ extension Runtime {
     }
 
     /// Outstanding work: blocks, notifies, sources, I/O. Zero means idle.
-    public var pendingWork: Int { outstandingUnits }
+    public var pendingWork: Int { ledger.outstandingUnits }
 
     /// What keeps the runtime from being idle, in words, or nil when nothing does: blocks running
     /// Lua (or parked in a blocking call), the main and custom queues with blocks or sources

@@ -51,13 +51,13 @@ extension Runtime {
         acquire()
         defer { release() }
         guard !isClosed else { throw LuaScriptError(message: "the interpreter is closed") }
-        running.addUnderLock(1)
+        ledger.running.addUnderLock(1)
         drainDeferred()  // so that Lua code this call runs sees what Swift released meanwhile
         let T = takeThread()
         defer {
             giveBack(T)
             drainDeferred()
-            running.addUnderLock(-1)
+            ledger.running.addUnderLock(-1)
         }
         return try body(T)
     }

@@ -25,8 +25,8 @@ enum ConnectionBinding {
         if let given { return given }
         if ld_is_main_thread() != 0 { return a.runtime.mainQueue }
         let q = QueueObject(queue: DispatchQueue(label: label), label: label, concurrent: false)
-        q.registry = a.runtime.queues
-        a.runtime.queues.add(q)
+        q.registry = a.runtime.ledger.queues
+        a.runtime.ledger.queues.add(q)
         return q
     }
 

@@ -74,10 +74,10 @@ enum ConcurrentMapBinding {
                     let first = t * size + 1
                     let last = first + min(size, n - first + 1) - 1
                     // Under a memory limit, interpreters of the runtime's own, which charge it.
-                    let owned = runtime.budget != nil
-                    let worker = owned ? runtime.ownedWorkers.take(for: runtime) : WorkerInterpreter.current(libraries: runtime.libraries)
-                    defer { if owned { runtime.ownedWorkers.putBack(worker) } }
-                    slots.buffer[t] = runtime.ownedWorkers.run(worker, for: runtime) { worker.run(fn, first...last) }
+                    let owned = runtime.control.budget != nil
+                    let worker = owned ? runtime.control.ownedWorkers.take(for: runtime) : WorkerInterpreter.current(libraries: runtime.libraries)
+                    defer { if owned { runtime.control.ownedWorkers.putBack(worker) } }
+                    slots.buffer[t] = runtime.control.ownedWorkers.run(worker, for: runtime) { worker.run(fn, first...last) }
                 }
             }
         }

@@ -27,7 +27,7 @@ final class FunctionCode: @unchecked Sendable {
         guard cache else { return FunctionCode(id: 0, bytes: dump(L, fn)) }
         let rt = Runtime.from(L)
         let function = lua_topointer(L, fn)
-        if let code = rt.lastFunctionCode.code, rt.lastFunctionCode.function == function { return code }
+        if let code = rt.states.lastFunctionCode.code, rt.states.lastFunctionCode.function == function { return code }
         let top = lua_gettop(L)
         defer { lua_settop(L, top) }
         lua_checkstack(L, 4)
@@ -48,7 +48,7 @@ final class FunctionCode: @unchecked Sendable {
         // take its address.
         lua_pushvalue(L, fn)
         lua_rawsetp(L, ld_registryindex(), RegistryKeys.lastFunction)
-        rt.lastFunctionCode = LastFunctionCode(function: function, code: code)
+        rt.states.lastFunctionCode = LastFunctionCode(function: function, code: code)
         return code
     }
 

@@ -184,7 +184,7 @@ final class JobObject: @unchecked Sendable {
         n.queue.queued.wrappingSubtract(1, ordering: .relaxed)
         rt.callHandler(on: n.queue, kind: .notify) { T in
             ld_record_take(T, n.record)  // the function, above its slab's table
-            rt.blockRecords.give(n.record)
+            rt.ledger.blockRecords.give(n.record)
             return pushNotifyArguments(T)
         }
         rt.workDone()
@@ -313,7 +313,7 @@ final class JobObject: @unchecked Sendable {
         let rt = runtime, label = pool.label
         if ld_lock_held() == rt.lock && rt.isClosed {  // collected as the interpreter closes
             rt.uncaughtErrorHandler(LuaScriptError(message: message, traceback: traceback, label: label))
-            rt.uncaughtErrors.wrappingAdd(1, ordering: .relaxed)
+            rt.reporting.uncaughtErrors.wrappingAdd(1, ordering: .relaxed)
             return
         }
         rt.workAdded()

@@ -46,7 +46,7 @@ final class OwnedWorkers: Sendable {
     /// A `concurrent_map` interpreter charging `owner`'s budget: a spare one, or a new one.
     func take(for owner: Runtime) -> WorkerInterpreter {
         if let worker = state.withLock({ $0.spare.popLast() }) { return worker }
-        return WorkerInterpreter(libraries: owner.libraries, budget: owner.budget)
+        return WorkerInterpreter(libraries: owner.libraries, budget: owner.control.budget)
     }
 
     /// Gives back what `take` gave.

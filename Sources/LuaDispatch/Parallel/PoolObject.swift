@@ -192,7 +192,7 @@ final class PoolWorker: @unchecked Sendable {
         if let interpreter {
             worker = interpreter
         } else {
-            worker = WorkerInterpreter(libraries: job.runtime.libraries, budget: job.runtime.budget)
+            worker = WorkerInterpreter(libraries: job.runtime.libraries, budget: job.runtime.control.budget)
             interpreter = worker
         }
         let owner = job.runtime
@@ -200,7 +200,7 @@ final class PoolWorker: @unchecked Sendable {
             initialised = true
             if let initCode = pool.initCode {
                 let started = tracer != nil ? Tracer.clock() : 0
-                let outcome = owner.ownedWorkers.run(worker, for: owner) { worker.call(initCode) }
+                let outcome = owner.control.ownedWorkers.run(worker, for: owner) { worker.call(initCode) }
                 if case .failed = outcome {
                     // An init that the owner's limit ended runs again with the next job.
                     if owner.terminationKind != nil { initialised = false } else { initFailure = outcome }
@@ -214,7 +214,7 @@ final class PoolWorker: @unchecked Sendable {
         if let initFailure {
             outcome = initFailure
         } else {
-            outcome = owner.ownedWorkers.run(worker, for: owner) {
+            outcome = owner.control.ownedWorkers.run(worker, for: owner) {
                 switch consume code {
                 case .plain(let job): worker.call(job)
                 case .graph(let graph): worker.call(graph)

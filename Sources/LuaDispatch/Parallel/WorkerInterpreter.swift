@@ -82,16 +82,16 @@ final class WorkerInterpreter: @unchecked Sendable {  // used by one thread at a
     /// (any thread; see `OwnedWorkers`): it raises `kind`'s error until it has unwound, and its
     /// waits end.
     func end(_ kind: LuaScriptError.Kind) {
-        runtime.termination.store(kind.rawValue, ordering: .releasing)
+        runtime.control.termination.store(kind.rawValue, ordering: .releasing)
         ld_lock_terminate(runtime.lock, kind == .timeLimit ? 1 : 0)
         runtime.endParkedWaits()
     }
 
     /// After a job or part: an end is over, the interpreter runs the next one normally.
     func resume() {
-        guard runtime.termination.load(ordering: .acquiring) != 0 else { return }
+        guard runtime.control.termination.load(ordering: .acquiring) != 0 else { return }
         ld_lock_end_termination(runtime.lock)
-        runtime.termination.store(0, ordering: .releasing)
+        runtime.control.termination.store(0, ordering: .releasing)
     }
 
     /// Removes every `dispatch` function but `moduleNames`; using one of them raises

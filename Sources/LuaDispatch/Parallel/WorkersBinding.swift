@@ -49,7 +49,7 @@ enum WorkersBinding {
             try a.withObject(1, .job, as: JobObject.self) { j throws(LuaError) in
                 let q: QueueObject = try a.object(2, .queue)
                 try a.function(3)
-                guard let r = a.runtime.blockRecords.take(for: a.runtime, a.L) else { throw .message("not enough memory") }
+                guard let r = a.runtime.ledger.blockRecords.take(for: a.runtime, a.L) else { throw .message("not enough memory") }
                 ld_record_store(a.L, r, 3)
                 j.notify(JobObject.Notify(queue: q, record: r))
                 return 0

@@ -24,14 +24,14 @@ extension Runtime {
 
     /// `stop` is polled between passes (every 50 ms at most): true ends the run early.
     func serve(_ mode: RunMode, stop: () -> Bool) -> Bool {
-        drivingMainQueue.store(true, ordering: .releasing)
-        defer { drivingMainQueue.store(false, ordering: .releasing) }
+        ledger.drivingMainQueue.store(true, ordering: .releasing)
+        defer { ledger.drivingMainQueue.store(false, ordering: .releasing) }
         switch mode {
         case .nowait:
             _ = Self.serviceMainQueue(timeout: 0)
         case .once:
-            let entries = mainThreadEntries.load(ordering: .acquiring)
-            while pendingWork > 0 && mainThreadEntries.load(ordering: .acquiring) == entries && !stop() {
+            let entries = ledger.mainThreadEntries.load(ordering: .acquiring)
+            while pendingWork > 0 && ledger.mainThreadEntries.load(ordering: .acquiring) == entries && !stop() {
                 _ = Self.serviceMainQueue(timeout: 50)
                 if stalledWork() != nil { break }
             }
@@ -72,17 +72,17 @@ enum RunBinding {
             rt.endTaskOwner(a.L)
             if rt.stockLua != nil { rt.armInterruption() }   // see `park`
             let interrupt = HookWatch(rt.L)
-            let left = rt.unlocked { rt.serve(mode, stop: interrupt.changed) }
+            let left = rt.unlocked { rt.serve(mode, stop: { interrupt.changed() || rt.interruptPending }) }
             lua_pushboolean(a.L, left ? 1 : 0)
             return 1
         }
     }
 }
 
-/// Notices Ctrl-C (lua.c's handler, or the runtime's copy of it): the handler sets a hook on the
-/// main Lua thread, which fires at the next Lua instruction; while `dispatch.run` services the
-/// main queue no Lua runs there, so the run ends as soon as a hook appears, and the hook raises
-/// "interrupted!" on the way back. The switch hook is not such a change: the main thread takes
+/// Notices lua.c's own Ctrl-C (the runtime's sets a bit, `interruptPending`, and hooks the same
+/// way): the handler sets a hook on the main Lua thread, which fires at the next Lua instruction;
+/// while `dispatch.run` services the main queue no Lua runs there, so the run ends as soon as a
+/// hook appears, and the hook raises "interrupted!" on the way back. The switch hook is not such a change: the main thread takes
 /// the interpreter while it serves (a main-queue block starting, the check for stalled work)
 /// with the main Lua thread innermost, so a switch asked for then hooks that thread; it watches
 /// the script's hook, through the switch hook.

@@ -136,16 +136,16 @@ extension Runtime {
         // Code on a coroutine the script made has no owner that could end; the main Lua
         // thread's owner ends when the host's chunk returns (giveBack).
         guard isPooledThread(L) || L == self.L else { return nil }
-        if let owner = tasks.owners[L] { return owner }
+        if let owner = ledger.tasks.owners[L] { return owner }
         let owner = TaskOwner()
-        tasks.owners[L] = owner
+        ledger.tasks.owners[L] = owner
         return owner
     }
 
     /// The code on pooled thread `T` has returned: tasks it started and that failed unobserved
     /// are reported. Lock held.
     @inline(__always) func endTaskOwner(_ T: OpaquePointer, inline: Bool = false) {
-        guard !tasks.owners.isEmpty, let owner = tasks.owners.removeValue(forKey: T) else { return }
+        guard !ledger.tasks.owners.isEmpty, let owner = ledger.tasks.owners.removeValue(forKey: T) else { return }
         owner.end(self, inline: inline)
     }
 
@@ -178,8 +178,8 @@ extension Runtime {
     /// For `close()`: every suspended task's wait ends as `.closed`; each unfinished task's next
     /// step finds the interpreter closed and abandons the task (its outstanding work is done).
     func closeTasks() {
-        for task in tasks.unfinished { task.closeWait() }
-        for owner in tasks.owners.values { owner.drop() }
-        tasks.owners.removeAll()
+        for task in ledger.tasks.unfinished { task.closeWait() }
+        for owner in ledger.tasks.owners.values { owner.drop() }
+        ledger.tasks.owners.removeAll()
     }
 }

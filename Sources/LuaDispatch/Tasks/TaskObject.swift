@@ -63,7 +63,7 @@ final class TaskObject: @unchecked Sendable {
         done.enter()
         owner = rt.taskOwner(for: L)
         rt.workAdded()
-        rt.tasks.add(self)
+        rt.ledger.tasks.add(self)
         submitStep()
     }
 
@@ -213,7 +213,7 @@ final class TaskObject: @unchecked Sendable {
         pending = nil
         waitingOn = nil
         done.leave()
-        runtime.tasks.remove(self)
+        runtime.ledger.tasks.remove(self)
         childOwner?.end(runtime)
         runtime.workDone()
     }
@@ -226,7 +226,7 @@ final class TaskObject: @unchecked Sendable {
         waitingOn = nil
         childOwner?.drop()
         done.leave()
-        runtime.tasks.remove(self)
+        runtime.ledger.tasks.remove(self)
         runtime.workDone()
     }
 

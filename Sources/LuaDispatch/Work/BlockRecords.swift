@@ -69,7 +69,7 @@ final class BlockRecords {
     private func grow(_ owner: Runtime, _ L: OpaquePointer) -> UnsafeMutablePointer<BlockRecord>? {
         precondition(MemoryLayout<BlockRecord>.stride == Int(LD_RECORD_BYTES) && MemoryLayout<ld_slab_head>.stride <= Int(LD_RECORD_BYTES))
         // Past the memory limit no new slab: the fast path declines, and the binding refuses.
-        if let b = owner.budget, ld_budget_used(b) > ld_budget_limit(b) + Int64(LD_MEMORY_SLACK) { return nil }
+        if let b = owner.control.budget, ld_budget_used(b) > ld_budget_limit(b) + Int64(LD_MEMORY_SLACK) { return nil }
         let functions = ld_new_slab_table(L)
         guard functions != LUA_NOREF else { return nil }
         let slab = UnsafeMutableRawPointer.allocate(byteCount: Self.slabBytes, alignment: Self.slabBytes)
@@ -85,7 +85,7 @@ final class BlockRecords {
         }
         free = records + 1
         slabs.append(slab)
-        if let b = owner.budget {
+        if let b = owner.control.budget {
             if budget == nil { budget = ld_budget_retain(b) }
             ld_memory_charge(b, Int64(NativeCost.slab))
             charged += Int64(NativeCost.slab)
@@ -139,9 +139,9 @@ extension Runtime {
     @inline(__always)
     private func enqueueRecord(_ L: OpaquePointer, on q: Unmanaged<QueueObject>, group: UnsafeMutableRawPointer?,
                                barrier: Bool) -> UnsafeMutablePointer<BlockRecord>? {
-        guard let raw = q._withUnsafeGuaranteedRef({ $0.rawQueue }), let r = blockRecords.take(for: self, L) else { return nil }
-        if let tracer { blockRecords.flows[Int(r.pointee.slot)] = tracer.flowStart() }
-        if recordsPending.addUnderLock(1) == 1 {
+        guard let raw = q._withUnsafeGuaranteedRef({ $0.rawQueue }), let r = ledger.blockRecords.take(for: self, L) else { return nil }
+        if let tracer { ledger.blockRecords.flows[Int(r.pointee.slot)] = tracer.flowStart() }
+        if ledger.recordsPending.addUnderLock(1) == 1 {
             _ = Unmanaged.passUnretained(self).retain()
             workAdded()
         }
@@ -176,7 +176,7 @@ extension Runtime {
         pushFrame(queue, barrier)
         defer { ld_frame_pop() }
         let requested = acquireForBlock()
-        blockRecords.give(r)
+        ledger.blockRecords.give(r)
         queue.queuedRecords.addUnderLock(-1)
         if startLua() {
             // Untraced (requested is 0), the block runs through a copy of `runLuaBlock` from
@@ -184,13 +184,13 @@ extension Runtime {
             if requested == 0 {
                 runLuaBlock(on: queue, barrier: barrier, kind: .async, flow: 0, requested: 0) { T in ld_record_take(T, r) }
             } else {
-                runLuaBlock(on: queue, barrier: barrier, kind: .async, flow: blockRecords.flows[Int(slot)],
+                runLuaBlock(on: queue, barrier: barrier, kind: .async, flow: ledger.blockRecords.flows[Int(slot)],
                             requested: requested) { T in ld_record_take(T, r) }
             }
             finishLua()
         }
         let lastOfQueue = queue.records.addUnderLock(-1) == 0
-        let lastOfRuntime = recordsPending.addUnderLock(-1) == 0
+        let lastOfRuntime = ledger.recordsPending.addUnderLock(-1) == 0
         if lastOfRuntime { workDone() }
         release()
         return (lastOfQueue, lastOfRuntime)

@@ -30,7 +30,7 @@ extension Runtime {
     /// `run(.once)`, a main-thread block ran. Lock held.
     @inline(__always) func mainQueueSyncStarts(_ q: QueueObject) {
         q.queued.wrappingSubtract(1, ordering: .relaxed)
-        if ld_thread_number() == 1 { mainThreadEntries.addUnderLock(1) }
+        if ld_thread_number() == 1 { ledger.mainThreadEntries.addUnderLock(1) }
     }
 
     /// The sync returned (the lock need not be held).

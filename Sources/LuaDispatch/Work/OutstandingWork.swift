@@ -3,7 +3,7 @@ extension Runtime {
     func describeOutstandingWork() -> String? {
         func plural(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
         var parts: [String] = []
-        let runningNow = running.load(ordering: .acquiring)
+        let runningNow = ledger.running.load(ordering: .acquiring)
         if runningNow > 0 {
             parts.append(plural(runningNow, "block") + " running or parked in a blocking call")
         }
@@ -17,14 +17,14 @@ extension Runtime {
             parts.append("queue '\(q.label)' (\(state)): \(n) \(n == 1 ? "block or source" : "blocks or sources") waiting")
         }
         visit(mainQueue)
-        queues.forEach(visit)
-        if exhaustion.atLimit {
-            parts.append(ThreadExhaustion.describe(exhaustion.blocked.load(ordering: .relaxed))
+        ledger.queues.forEach(visit)
+        if ledger.exhaustion.atLimit {
+            parts.append(ThreadExhaustion.describe(ledger.exhaustion.blocked.load(ordering: .relaxed))
                          + ": queued work cannot start; waits inside tasks (dispatch.task) hold no thread")
         }
-        let enters = openGroupEnters.count.load(ordering: .relaxed)
+        let enters = ledger.openGroupEnters.count.load(ordering: .relaxed)
         if enters > 0 { parts.append(plural(enters, "group enter") + " not yet left") }
-        let other = outstandingUnits - queued - runningNow
+        let other = ledger.outstandingUnits - queued - runningNow
         if other > 0 {
             parts.append(plural(other, "more unit") + " of work (blocks on global queues, group notifies, "
                          + "delayed blocks, I/O or HTTP requests)")

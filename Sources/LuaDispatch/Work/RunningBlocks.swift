@@ -64,11 +64,11 @@ extension Runtime {
     /// Gives an uncaught error to the Lua handler, or to the default report. Lock held.
     func handleUncaught(_ T: OpaquePointer, message: String, traceback: String, label: String?) {
         // Code the interpreter ended (a time limit, an interrupt): the host reports the end once.
-        if termination.load(ordering: .acquiring) != 0 { return }
+        if control.termination.load(ordering: .acquiring) != 0 { return }
         traceInstant("error", message)
-        if errorHandlerRef != LUA_NOREF {
+        if reporting.errorHandlerRef != LUA_NOREF {
             let top = lua_gettop(T)
-            lua_rawgeti(T, ld_registryindex(), lua_Integer(errorHandlerRef))
+            lua_rawgeti(T, ld_registryindex(), lua_Integer(reporting.errorHandlerRef))
             Lua.push(T, message)
             Lua.push(T, traceback)
             if let label { Lua.push(T, label) } else { lua_pushnil(T) }
@@ -80,6 +80,6 @@ extension Runtime {
         } else {
             uncaughtErrorHandler(LuaScriptError(message: message, traceback: traceback, label: label))
         }
-        uncaughtErrors.wrappingAdd(1, ordering: .relaxed)
+        reporting.uncaughtErrors.wrappingAdd(1, ordering: .relaxed)
     }
 }

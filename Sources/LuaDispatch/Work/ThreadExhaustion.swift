@@ -37,7 +37,7 @@ final class ThreadExhaustion: @unchecked Sendable {
     func check(_ rt: Runtime) {
         let n = blocked.load(ordering: .relaxed)
         guard n >= Self.poolLimit, !warned.load(ordering: .relaxed),
-              rt.outstandingUnits > rt.running.load(ordering: .relaxed),
+              rt.ledger.outstandingUnits > rt.ledger.running.load(ordering: .relaxed),
               !warned.exchange(true, ordering: .relaxed) else { return }
         writeStderr("luadispatch: warning: \(Self.describe(n)); work still queued cannot start "
                     + "until one of them returns. Waits inside tasks (dispatch.task) hold no thread.\n")

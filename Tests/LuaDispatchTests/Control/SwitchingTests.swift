@@ -112,13 +112,13 @@ final class SwitchingTests: XCTestCase {
     func testNoSwitchWhileNobodyWaits() throws {
         let rt = TestRuntimes.make()
         rt.switchInterval = 0.001
-        let before = rt.switches.load(ordering: .relaxed)
+        let before = rt.control.switches.load(ordering: .relaxed)
         try rt.run(string: """
             local dispatch = require('dispatch')
             local deadline, x = dispatch.now() + 0.3, 0
             while dispatch.now() < deadline do x = x + 1 end
             """)
-        XCTAssertEqual(rt.switches.load(ordering: .relaxed) - before, 0)
+        XCTAssertEqual(rt.control.switches.load(ordering: .relaxed) - before, 0)
         // Two blocks of a global queue may run one after the other (Dispatch may start the second
         // one's thread late on a loaded machine): each computes until both have started (10 s at
         // most), then for 0.2 s, so that they compute at once.
@@ -136,7 +136,7 @@ final class SwitchingTests: XCTestCase {
             end
             g:wait()
             """)
-        XCTAssertGreaterThan(rt.switches.load(ordering: .relaxed) - before, 10, "two blocks computing at once take turns")
+        XCTAssertGreaterThan(rt.control.switches.load(ordering: .relaxed) - before, 10, "two blocks computing at once take turns")
     }
 
     /// Two CPU-bound blocks of a concurrent queue share the interpreter: each sees the other's

@@ -247,7 +247,7 @@ extension WorkerPoolMisuseTests {
 func assertMainThreadWaitIsInterrupted(_ code: String, in call: String, file: StaticString = #filePath, line: UInt = #line) {
     let rt = TestRuntimes.make()
     defer { rt.close() }
-    rt.parksMainThreadWaits.store(true, ordering: .relaxed)
+    rt.control.parksMainThreadWaits.store(true, ordering: .relaxed)
     let interrupter = Thread {
         while !rt.interruptMainThreadWait() { Thread.sleep(forTimeInterval: 0.01) }
     }

@@ -60,11 +60,11 @@ final class TaskLifetimeTests: XCTestCase {
             """)
         Thread.sleep(forTimeInterval: 0.2)
         XCTAssertEqual(rt.pendingWork, 9)
-        XCTAssertEqual(rt.tasks.unfinished.count, 9)
+        XCTAssertEqual(rt.ledger.tasks.unfinished.count, 9)
         rt.close()
         XCTAssertTrue(rt.waitUntilIdle(timeout: 10), "outstanding work after close: \(rt.pendingWork)")
-        XCTAssertEqual(rt.tasks.unfinished.count, 0)
-        XCTAssertEqual(rt.uncaughtErrors.load(ordering: .relaxed), 0)
+        XCTAssertEqual(rt.ledger.tasks.unfinished.count, 0)
+        XCTAssertEqual(rt.reporting.uncaughtErrors.load(ordering: .relaxed), 0)
     }
 
     /// Tasks and their waits leave no thread behind over many interpreters.
@@ -105,7 +105,7 @@ final class TaskLifetimeTests: XCTestCase {
     /// "interrupted" (what Ctrl-C builds on).
     func testAParkedMainThreadWaitCanBeInterrupted() {
         let rt = TestRuntimes.make()
-        rt.parksMainThreadWaits.store(true, ordering: .relaxed)
+        rt.control.parksMainThreadWaits.store(true, ordering: .relaxed)
         let interrupter = Thread {
             Thread.sleep(forTimeInterval: 0.2)
             while !rt.interruptMainThreadWait() { Thread.sleep(forTimeInterval: 0.01) }

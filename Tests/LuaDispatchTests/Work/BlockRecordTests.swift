@@ -39,7 +39,7 @@ final class BlockRecordTests: XCTestCase {
         assertClean(run)
         XCTAssertEqual(run.ints, [2000, 4000, 6000])
         run.runtime.acquire()
-        let slabs = run.runtime.blockRecords.slabCount
+        let slabs = run.runtime.ledger.blockRecords.slabCount
         run.runtime.release()
         XCTAssertEqual(slabs, 4, "2,000 pending blocks need 4 slabs of 512 records, and later rounds reuse them")
     }
@@ -52,11 +52,11 @@ final class BlockRecordTests: XCTestCase {
         for run in [a, b] {
             run.runtime.acquire()
             var taken: [UnsafeMutablePointer<BlockRecord>] = []
-            for _ in 0..<600 { taken.append(run.runtime.blockRecords.take(for: run.runtime, run.runtime.L)!) }
+            for _ in 0..<600 { taken.append(run.runtime.ledger.blockRecords.take(for: run.runtime, run.runtime.L)!) }
             for r in taken {
                 XCTAssertTrue(BlockRecords.owner(of: r).takeUnretainedValue() === run.runtime)
             }
-            for r in taken { run.runtime.blockRecords.give(r) }
+            for r in taken { run.runtime.ledger.blockRecords.give(r) }
             run.runtime.release()
         }
     }
