@@ -56,6 +56,8 @@ enum NativeCost {
     /// One region of a data object (a record in Dispatch's list of a concatenation).
     static let dataRegion = 32
     static let channel = 150
+    /// A key: the runtime's object and Dispatch's key (its name is charged by its length).
+    static let specificKey = 200
     /// A source: Dispatch's source and its timer or watcher, the runtime's object and handlers.
     static let source = 1_300
     /// A task: its object, its step block and its coroutine's runtime state.
