@@ -88,6 +88,20 @@ extension Runtime {
         throw .message("not enough memory")
     }
 
+    /// Whether what the script holds is past the memory limit (by more than the slack a
+    /// binding's return allows): work that makes more copies stops (reads, map tasks).
+    var pastMemoryLimit: Bool {
+        guard let budget else { return false }
+        return ld_budget_used(budget) > ld_budget_limit(budget) + Int64(LD_MEMORY_SLACK)
+    }
+
+    /// `reserve`, after a full collection of `L` when the budget would refuse (as Lua collects
+    /// before it refuses an allocation): for objects a script lists again and again.
+    func reserveCollecting(_ L: OpaquePointer, _ bytes: Int) throws(LuaError) -> MemoryCharge {
+        if let budget, ld_budget_used(budget) + Int64(bytes) > ld_budget_limit(budget) { _ = ld_gc_collect(L) }
+        return try reserve(bytes)
+    }
+
     /// A charge for `bytes` about to be copied, refused with Lua's memory error if that would
     /// pass the limit (the binding then raises it once it has returned, as a failed allocation).
     func reserve(_ bytes: Int) throws(LuaError) -> MemoryCharge {

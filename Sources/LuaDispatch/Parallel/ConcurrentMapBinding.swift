@@ -139,12 +139,7 @@ enum ConcurrentMapBinding {
         try runtime.refuseIfOver()
     }
 
-    /// Whether what the script holds is past the memory limit (by more than the slack the
-    /// binding's return allows), so that no more results are made or collected.
-    private static func overLimit(_ runtime: Runtime) -> Bool {
-        guard let budget = runtime.budget else { return false }
-        return ld_budget_used(budget) > ld_budget_limit(budget) + Int64(LD_MEMORY_SLACK)
-    }
+    private static func overLimit(_ runtime: Runtime) -> Bool { runtime.pastMemoryLimit }
 
     /// One result per task, each written by exactly one task (no two threads share a slot).
     private final class Slots: @unchecked Sendable {
