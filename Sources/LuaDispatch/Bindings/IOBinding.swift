@@ -97,6 +97,11 @@ struct SendableData: @unchecked Sendable {
     init(_ data: DispatchData) { self.data = data }
 }
 
+/// Whether a read was stopped at the memory limit.
+private final class ReadStop: Sendable {
+    let flag = Atomic<Bool>(false)
+}
+
 /// What a one-shot read has read so far.
 private final class ReadBuffer: @unchecked Sendable {
     var data = DispatchData.empty
@@ -287,9 +292,17 @@ enum IOBinding {
             let fn = try a.functionRef(5)
             let rt = a.runtime
             rt.workAdded()
+            let stopped = ReadStop()
             ch.perform(write: false) {
                 ch.channel.read(offset: offset, length: len, queue: q.queue) { done, data, error in
                     if done { ch.completed(write: false) }
+                    // Dispatch reads ahead of the handler, holding what it read where the limit
+                    // cannot see it: once the script is past its memory limit, the reads stop,
+                    // and the read ends with ENOMEM.
+                    if !done, rt.pastMemoryLimit, !stopped.flag.exchange(true, ordering: .relaxed) {
+                        for c in ch.channels { c.close(flags: .stop) }
+                    }
+                    let error = done && error == ECANCELED && stopped.flag.load(ordering: .relaxed) ? ENOMEM : error
                     rt.callHandler(fn.ref, on: q, kind: .io) { T in
                         lua_pushboolean(T, done ? 1 : 0)
                         DataBinding.push(T, rt, data ?? .empty)
@@ -342,9 +355,12 @@ enum IOBinding {
                 }
                 return true
             }
+            // What Dispatch gathers before a handler sees it is outside the memory limit's count:
+            // under a limit, an eighth of it at most.
+            let most = a.runtime.budget.map { Int(ld_budget_limit($0) / 8) } ?? Int.max
             for c in ch.channels {
-                if let high { c.setLimit(highWater: high) }
-                if let low { c.setLimit(lowWater: low) }
+                if let high { c.setLimit(highWater: min(high, most)) }
+                if let low { c.setLimit(lowWater: min(low, most)) }
             }
             return 0
         }
