@@ -41,8 +41,10 @@ final class AttackSuiteTests: XCTestCase {
         }
     }
 
-    struct Outcome {
-        var status = -1, signal = 0, maxRSSKiB = 0, took = 0.0, hang = false
+    struct Outcome: Decodable {
+        var status = -1, signal = 0, maxrss = 0, took = 0.0, hang = false
+        /// Seconds from the start until standard error said "time limit exceeded".
+        var limit_at: Double?
         var stderr = ""
     }
 
@@ -55,25 +57,25 @@ final class AttackSuiteTests: XCTestCase {
     /// a debug or AddressSanitizer build on a loaded machine, and the memory limit is the point.
     static let memoryAttackSeconds = 10
 
-    static func run(_ code: String, sandboxed: Bool, seconds: Int, python: String) throws -> Outcome {
-        let arguments = [launcher.path, "30", CLI.binary.path] + (sandboxed ? ["--sandbox"] : [])
+    /// `luadispatch`'s command line for `code`.
+    static func command(_ code: String, sandboxed: Bool, seconds: Int) -> [String] {
+        [CLI.binary.path] + (sandboxed ? ["--sandbox"] : [])
             + ["--memory-limit", "\(limitMiB)M", "--time-limit", "\(seconds)", "-e", code]
-        let r = try CLI.run(arguments, timeout: 60, executable: URL(fileURLWithPath: python))
-        var o = Outcome(stderr: r.stderr)
-        guard let line = r.stdout.split(separator: "\n").last(where: { $0.hasPrefix("ATTACK-END ") }) else { return o }
-        for field in line.split(separator: " ").dropFirst() {
-            let kv = field.split(separator: "=", maxSplits: 1).map(String.init)
-            guard kv.count == 2 else { continue }
-            switch kv[0] {
-            case "status": o.status = Int(kv[1]) ?? -1
-            case "signal": o.signal = Int(kv[1]) ?? 0
-            case "maxrss": o.maxRSSKiB = Int(kv[1]) ?? 0
-            case "took": o.took = Double(kv[1]) ?? 0
-            case "hang": o.hang = kv[1] == "1"
-            default: break
-            }
+    }
+
+    /// Runs `commands`, `lanes` at a time, through launch.py (each killed as hung after 30 s).
+    static func run(_ commands: [[String]], lanes: Int, python: String) throws -> [Outcome] {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("attacks-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let input = dir.appendingPathComponent("in.json"), output = dir.appendingPathComponent("out.json")
+        try JSONEncoder().encode(commands).write(to: input)
+        let r = try CLI.run([launcher.path, "\(lanes)", "30", input.path, output.path], timeout: 600,
+                            executable: URL(fileURLWithPath: python))
+        guard r.status == 0, let data = try? Data(contentsOf: output) else {
+            throw NSError(domain: "AttackSuite", code: 1, userInfo: [NSLocalizedDescriptionKey: "launch.py: \(r.stderr)"])
         }
-        return o
+        return try JSONDecoder().decode([Outcome].self, from: data)
     }
 
     /// What is wrong with `o` for `a`, or nil.
@@ -86,11 +88,12 @@ final class AttackSuiteTests: XCTestCase {
         let sanitized = StockLua.sanitizerRuntime != nil
         let memoryBound = (limitMiB + 32) * 1024
         // Under AddressSanitizer the resident size says nothing (its allocator and shadow memory).
-        if !sanitized && o.maxRSSKiB > memoryBound { return "peak RSS \(o.maxRSSKiB) KiB over \(memoryBound) KiB" }
+        if !sanitized && o.maxrss > memoryBound { return "peak RSS \(o.maxrss) KiB over \(memoryBound) KiB" }
         let timeBound = (a.expect == "memory" ? Double(memoryAttackSeconds) : limitSeconds) + 0.5 + startup
-        if o.stderr.contains("time limit exceeded") && o.took > timeBound {
-            return "the time limit ended it after \(o.took) s (bound \(timeBound) s)"
+        if let at = o.limit_at, at > timeBound {
+            return "the time limit's message came after \(at) s (bound \(timeBound) s)"
         }
+        if let at = o.limit_at, o.took > at + 2 { return "exited \(o.took - at) s after the time limit's message" }
         switch a.expect {
         case "time":
             guard o.status == 1, o.stderr.contains("time limit exceeded") else { return "no time-limit end: status \(o.status): \(said)" }
@@ -116,31 +119,26 @@ final class AttackSuiteTests: XCTestCase {
         guard let python = Self.python() else { return XCTFail("python3 is not on PATH (scripts/setup --tests installs it)") }
         let attempts = try Self.attempts()
         XCTAssertGreaterThanOrEqual(attempts.count, 85)
-        // The start-up and exit of a trivial script, which the time bound does not count.
-        let startup = try (0..<3).map { _ in
-            try Self.run("local x = 1", sandboxed: true, seconds: Int(Self.limitSeconds), python: python).took
-        }.max() ?? 0
-        let results = Results()
-        let started = Date()
-        let lanes = 4
-        // The slowest kinds (time-limit ends) first, so that the lanes finish together.
-        let order = attempts.indices.sorted { (attempts[$0].expect == "time" ? 0 : 1, $0) < (attempts[$1].expect == "time" ? 0 : 1, $1) }
-        DispatchQueue.concurrentPerform(iterations: lanes) { lane in
-            for index in order.enumerated().filter({ $0.offset % lanes == lane }).map(\.element) {
-                let a = attempts[index]
-                do {
-                    let seconds = a.expect == "memory" ? Self.memoryAttackSeconds : Int(Self.limitSeconds)
-                    let o = try Self.run(a.code, sandboxed: !a.options.contains("nosandbox"), seconds: seconds, python: python)
-                    results.add(index, o, Self.verdict(a, o, startup: startup))
-                } catch {
-                    results.add(index, Outcome(), "\(error)")
-                }
+        // A trivial script every 16 attempts: its start-up and exit under the same load (the
+        // slowest of them), which the time bound does not count.
+        let trivial = Self.command("local x = 1", sandboxed: true, seconds: Int(Self.limitSeconds))
+        var commands: [[String]] = [], trivials: [Int] = []
+        for (i, a) in attempts.enumerated() {
+            if i % 16 == 0 {
+                trivials.append(commands.count)
+                commands.append(trivial)
             }
+            commands.append(Self.command(a.code, sandboxed: !a.options.contains("nosandbox"),
+                                         seconds: a.expect == "memory" ? Self.memoryAttackSeconds : Int(Self.limitSeconds)))
         }
-        let all = results.all
+        let started = Date()
+        var outcomes = try Self.run(commands, lanes: 4, python: python)
+        XCTAssertEqual(outcomes.count, commands.count)
+        let startup = trivials.map { outcomes[$0].took }.max() ?? 0
+        for i in trivials.reversed() { outcomes.remove(at: i) }
         var held = 0, maxRSS = 0, maxOver = 0.0, gaps: [String] = []
-        for (index, a) in attempts.enumerated() {
-            guard let (o, failure) = all[index] else { XCTFail("\(a.name): not run"); continue }
+        for (a, o) in zip(attempts, outcomes) {
+            let failure = Self.verdict(a, o, startup: startup)
             // A known gap: no signal, no hang, no sanitizer report; what it misses is reported.
             if a.options.contains("gap") {
                 if o.hang || o.signal != 0 || o.stderr.contains("AddressSanitizer") {
@@ -152,9 +150,9 @@ final class AttackSuiteTests: XCTestCase {
                 }
                 continue
             }
-            maxRSS = max(maxRSS, o.maxRSSKiB)
-            if o.stderr.contains("time limit exceeded") && a.expect != "memory" {
-                maxOver = max(maxOver, o.took - startup - Self.limitSeconds)
+            maxRSS = max(maxRSS, o.maxrss)
+            if let at = o.limit_at, a.expect != "memory" {
+                maxOver = max(maxOver, at - startup - Self.limitSeconds)
             }
             if let failure {
                 XCTFail("\(a.name): \(failure)")
@@ -167,11 +165,4 @@ final class AttackSuiteTests: XCTestCase {
               + String(format: "%.2f s", maxOver) + " past the limit (start-up " + String(format: "%.2f s", startup) + ")"
               + (gaps.isEmpty ? "" : "; known gaps:\n  " + gaps.joined(separator: "\n  ")))
     }
-}
-
-private final class Results: @unchecked Sendable {
-    private let lock = NSLock()
-    private var values: [Int: (AttackSuiteTests.Outcome, String?)] = [:]
-    func add(_ i: Int, _ o: AttackSuiteTests.Outcome, _ failure: String?) { lock.withLock { values[i] = (o, failure) } }
-    var all: [Int: (AttackSuiteTests.Outcome, String?)] { lock.withLock { values } }
 }

@@ -522,7 +522,7 @@ while true do d.concurrent_map(2^23 - 1, function() end) end
 -- @@ regions of a doubled data object | time |
 local d = require('dispatch')
 local x = d.data('ab')
-for i = 1, 15 do x = x .. x end
+for i = 1, 14 do x = x .. x end
 while true do for _ in x:regions() do end end
 
 -- @@ equality and bytes of doubled data | time |
@@ -671,7 +671,7 @@ d.io.read(fd, 1 << 20, q, more)
 local d = require('dispatch')
 local ch = d.io{path = '/dev/zero', mode = 'r'}
 ch:set_limit{low = 1 << 30, high = 1 << 30}
-ch:read(0, 1 << 28, d.queue('io'), function(done, data) if done then ch:close() end end)
+ch:read(0, 1 << 26, d.queue('io'), function(done, data) if done then ch:close() end end)
 
 -- @@ string.rep of a terabyte | error: too large |
 local _ = string.rep('x', 2^40)
