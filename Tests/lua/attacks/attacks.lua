@@ -377,7 +377,7 @@ string.gsub(('a'):rep(40), ('a*'):rep(20) .. 'b', '')
 (('a'):rep(1e6)):find(('a'):rep(5e5) .. 'b', 1, true)
 
 -- @@ frontier and class loops | time |
-local s = ('a'):rep(3e6)
+local s = ('a'):rep(2.5e7)
 while true do s:find('%f[%z]') s:gsub('[%w%s]', '') end
 
 -- @@ string.rep of nothing | ok |
@@ -408,8 +408,10 @@ while true do table.unpack(t, 1, 9e5) end
 table.insert(setmetatable({}, {__len = function() return math.maxinteger - 1 end}), 1, 0)
 
 -- @@ string.format of a long format | time |
-local f = ('%%'):rep(1.2e7)
-while true do string.format(f) end
+local t = {}
+for i = 1, 9e5 do t[i] = i * 1.1 end
+local f = ('%.14g'):rep(9e5)
+while true do string.format(f, table.unpack(t)) end
 
 -- @@ string.format of many arguments | time |
 local args = {}
