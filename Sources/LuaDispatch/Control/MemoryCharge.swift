@@ -55,7 +55,7 @@ enum NativeCost {
     static let data = 250
     /// One region of a data object (a record in Dispatch's list of a concatenation).
     static let dataRegion = 32
-    static let channel = 150
+    static let channel = 200
     /// A key: the runtime's object and Dispatch's key (its name is charged by its length).
     static let specificKey = 200
     /// A source: Dispatch's source and its timer or watcher, the runtime's object and handlers.
