@@ -102,9 +102,12 @@ private final class ReadStop: Sendable {
     let flag = Atomic<Bool>(false)
 }
 
-/// What a one-shot read has read so far.
+/// What a one-shot read has read so far, charged to the memory limit as it comes; past the
+/// limit the rest is dropped and the read ends with ENOMEM.
 private final class ReadBuffer: @unchecked Sendable {
     var data = DispatchData.empty
+    var charges: [HeldCharge] = []
+    var dropped = false
 }
 
 /// `dispatch.io{...}`, `dispatch.io.read`, `dispatch.io.write` and the channel methods.
@@ -139,10 +142,19 @@ enum IOBinding {
                     // of one operation run one after another, on its own serial queue.)
                     let read = ReadBuffer()
                     channel.read(offset: 0, length: max, queue: q.queue) { finished, data, error in
-                        if let data, !data.isEmpty { read.data.append(data) }
+                        if let data, !data.isEmpty, !read.dropped {
+                            if rt.pastMemoryLimit {
+                                read.dropped = true
+                                read.data = .empty
+                                read.charges = []
+                            } else {
+                                read.charges.append(HeldCharge(rt.charge(data.count)))
+                                read.data.append(data)
+                            }
+                        }
                         guard finished else { return }
                         done()
-                        finish(read.data, error)
+                        finish(read.data, read.dropped && error == 0 ? ENOMEM : error)
                     }
                 }
                 return 0

@@ -669,6 +669,14 @@ local fd, q, t = d.fd.open('/dev/zero', 'r'), d.queue('io'), {}
 local function more(data) t[#t + 1] = data d.io.read(fd, 1 << 20, q, more) end
 d.io.read(fd, 1 << 20, q, more)
 
+-- @@ one-shot DispatchIO read of a 256 MiB file | error: errno 12 | nosandbox
+local d = require('dispatch')
+local path = os.tmpname()
+local f = io.open(path, 'w') f:seek('set', (1 << 28) - 1) f:write('x') f:close()
+local fd = d.fd.open(path, 'r')
+os.remove(path)
+d.io.read(fd, 1 << 28, d.queue('io'), function(data, errno) d.fd.close(fd) error('errno ' .. errno) end)
+
 -- @@ DispatchIO water marks past the limit | ok | nosandbox
 local d = require('dispatch')
 local ch = d.io{path = '/dev/zero', mode = 'r'}
