@@ -9,8 +9,8 @@ import XCTest
 /// memory held outside Lua. Each runs in a child forked by Tests/lua/attacks/launch.py (so that
 /// `ru_maxrss` is the child's own peak) and must end as its header says: no exit by a signal,
 /// no hang, a time-limit end with the limit's message within 0.5 s of when the limit ends a plain
-/// `while true do end` run among them (which is the limit itself on an idle machine), a memory end with Lua's memory error and a peak resident
-/// memory under the limit + 32 MiB.
+/// `while true do end` run among them (which is the limit itself on an idle machine), a memory
+/// end with Lua's memory error and a peak resident memory under the limit + 32 MiB.
 final class AttackSuiteTests: XCTestCase {
     static var directory: URL { CLI.packageRoot.appendingPathComponent("Tests/lua/attacks") }
     static var launcher: URL { CLI.packageRoot.appendingPathComponent("Tests/lua/attacks/launch.py") }
