@@ -297,8 +297,10 @@ int str_format (lua_State *L) {
   const char *strfrmt_end = strfrmt+sfl;
   const char *flags;
   luaL_Buffer b;
+  unsigned steps = 0;  /* LuaDispatch */
   luaL_buffinit(L, &b);
   while (strfrmt < strfrmt_end) {
+    if ((++steps & 1023) == 0) ld_step(L);  /* LuaDispatch: every 1024 pieces */
     if (*strfrmt != L_ESC)
       luaL_addchar(&b, *strfrmt++);
     else if (*++strfrmt == L_ESC)

@@ -605,6 +605,7 @@ int str_gsub (lua_State *L) {
     reprepstate(&ms);  /* (re)prepare state for new match */
     if ((e = match(&ms, src, p)) != NULL && e != lastmatch) {  /* match? */
       n++;
+      if ((n & 63) == 0) ld_step(L);  /* LuaDispatch: every 64 matches */
       changed = add_value(&ms, &b, src, e, tr) | changed;
       src = lastmatch = e;
     }

@@ -230,8 +230,10 @@ int str_pack (lua_State *L) {
   initheader(L, &h);
   lua_pushnil(L);  /* mark to separate arguments from string buffer */
   luaL_buffinit(L, &b);
+  unsigned steps = 0;  /* LuaDispatch */
   while (*fmt != '\0') {
     int size, ntoalign;
+    if ((++steps & 1023) == 0) ld_step(L);  /* LuaDispatch: every 1024 options */
     KOption opt = getdetails(&h, totalsize, &fmt, &size, &ntoalign);
     totalsize += ntoalign + size;
     while (ntoalign-- > 0)
@@ -325,8 +327,10 @@ int str_packsize (lua_State *L) {
   const char *fmt = luaL_checkstring(L, 1);  /* format string */
   size_t totalsize = 0;  /* accumulate total size of result */
   initheader(L, &h);
+  unsigned steps = 0;  /* LuaDispatch */
   while (*fmt != '\0') {
     int size, ntoalign;
+    if ((++steps & 1023) == 0) ld_step(L);  /* LuaDispatch: every 1024 options */
     KOption opt = getdetails(&h, totalsize, &fmt, &size, &ntoalign);
     luaL_argcheck(L, opt != Kstring && opt != Kzstr, 1,
                      "variable-length format");
@@ -383,8 +387,10 @@ int str_unpack (lua_State *L) {
   int n = 0;  /* number of results */
   luaL_argcheck(L, pos <= ld, 3, "initial position out of string");
   initheader(L, &h);
+  unsigned steps = 0;  /* LuaDispatch */
   while (*fmt != '\0') {
     int size, ntoalign;
+    if ((++steps & 1023) == 0) ld_step(L);  /* LuaDispatch: every 1024 options */
     KOption opt = getdetails(&h, pos, &fmt, &size, &ntoalign);
     luaL_argcheck(L, (size_t)ntoalign + size <= ld - pos, 2,
                     "data string too short");

@@ -6,6 +6,7 @@
 /// `--memory-limit SIZE`, `--time-limit SECONDS`, `--help`.
 /// They are taken out of the command line before lua.c parses the rest (its options, in its
 /// order and with its messages), and end where lua.c's do: at the script, `--` or `-`.
+import CLuaCLI
 import LuaDispatch
 
 struct RuntimeOptions {
@@ -29,6 +30,7 @@ struct RuntimeOptions {
         Option(name: "--memory-limit", takesArgument: true) { o, text in
             guard let bytes = size(text) else { return "a size in bytes expected (e.g. 64M), got '\(text)'" }
             o.limits.memory = bytes
+            ldcli_return_freed_memory()
             return nil
         },
         Option(name: "--time-limit", takesArgument: true) { o, text in

@@ -52,4 +52,8 @@ void ldcli_set_text_only(int on);
 /// exit status 0). `wait` (may be NULL) is called before reading each line at the prompt.
 int ldcli_main(lua_State *L, int argc, char **argv, ldcli_wait_fn wait);
 
+/// Makes freed blocks of 128 KiB or more go back to the system at once (memory.c), so that
+/// resident memory follows what `--memory-limit` counts.
+void ldcli_return_freed_memory(void);
+
 #endif

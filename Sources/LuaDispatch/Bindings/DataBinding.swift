@@ -18,6 +18,8 @@ final class DataObject: @unchecked Sendable {
     /// doubling a data object doubles its list): with the object, its cost against the limit.
     var regions = 1
     var native = MemoryCharge.none
+    /// A charge shared with the other regions `regions()` listed with this one.
+    var shared: HeldCharge?
 
     init(_ data: DispatchData, charging budget: OpaquePointer? = nil) {
         self.data = data
@@ -65,6 +67,9 @@ enum DataBinding {
             // Each keeps the whole data alive (its deallocator holds it): a subdata per region
             // looked the region up from the first, quadratic in the number of regions.
             let whole = d.data
+            // Every region becomes an object: charged (refused past the limit) before any is
+            // made, as long as any of them lives.
+            let listed = HeldCharge(try a.runtime.reserveCollecting(a.L, d.regions * NativeCost.data))
             var regions: [(Int, DispatchData)] = []
             var ended = false
             whole.enumerateBytes { buffer, index, stop in
@@ -84,7 +89,9 @@ enum DataBinding {
                 try a.runtime.checkEnd(every: i + 1)
                 lua_pushinteger(L, lua_Integer(offset))
                 lua_rawseti(L, -2, lua_Integer(2 * i + 1))
-                a.runtime.objects.push(L, DataObject(region), .data)
+                let piece = DataObject(region)
+                piece.shared = listed
+                a.runtime.objects.push(L, piece, .data)
                 lua_rawseti(L, -2, lua_Integer(2 * i + 2))
             }
             lua_pushinteger(L, 0)
@@ -108,7 +115,14 @@ enum DataBinding {
             // Lua asks only when both operands are userdata; another type is simply unequal.
             let x: DataObject? = a.optionalObject(1, .data)
             let y: DataObject? = a.optionalObject(2, .data)
-            lua_pushboolean(a.L, x != nil && y != nil && equal(x!.data, y!.data) ? 1 : 0)
+            let rt = a.runtime
+            var ended = false
+            let same = x != nil && y != nil && equal(x!.data, y!.data) {
+                ended = ended || rt.terminating
+                return ended
+            }
+            if ended { try rt.checkEnd() }
+            lua_pushboolean(a.L, same ? 1 : 0)
             return 1
         }
         t.meta("__tostring") { a throws(LuaError) in
@@ -194,20 +208,45 @@ enum DataBinding {
         data.withUnsafeBytes { (p: UnsafePointer<CChar>) in _ = lua_pushlstring(L, p, data.count) }
     }
 
-    private static func equal(_ x: DispatchData, _ y: DispatchData) -> Bool {
+    /// Byte equality, region by region without flattening either side, in one pass over each
+    /// (a subdata of `y` per region of `x` was quadratic in the number of regions). `ended` is
+    /// asked every `Runtime.stepsPerEndCheck` regions, and stops the comparison when true.
+    private static func equal(_ x: DispatchData, _ y: DispatchData, ended: () -> Bool) -> Bool {
         guard x.count == y.count else { return false }
         guard x.count > 0 else { return true }
-        // Compare region by region, without flattening either side.
-        var same = true
-        x.enumerateBytes { buffer, index, stop in
-            let other = y.subdata(in: index..<index + buffer.count)
-            other.enumerateBytes { part, offset, stopInner in
-                if memcmp(buffer.baseAddress! + offset, part.baseAddress!, part.count) != 0 {
+        var parts: [UnsafeRawBufferPointer] = []
+        var stopped = false
+        y.enumerateBytes { buffer, _, stop in
+            if parts.count % Runtime.stepsPerEndCheck == Runtime.stepsPerEndCheck - 1 && ended() {
+                stopped = true
+                stop = true
+            }
+            parts.append(UnsafeRawBufferPointer(buffer))
+        }
+        if stopped { return false }
+        var same = true, part = 0, used = 0, seen = 0
+        // The regions of `y` stay valid while `y` lives (it is not mutated during the walk).
+        withExtendedLifetime(y) {
+            x.enumerateBytes { buffer, _, stop in
+                seen += 1
+                if seen % Runtime.stepsPerEndCheck == 0 && ended() {
                     same = false
-                    stopInner = true
+                    stop = true
+                    return
+                }
+                var rest = UnsafeRawBufferPointer(buffer)
+                while !rest.isEmpty {
+                    while parts[part].count == used { part += 1; used = 0 }
+                    let n = min(rest.count, parts[part].count - used)
+                    if memcmp(rest.baseAddress!, parts[part].baseAddress! + used, n) != 0 {
+                        same = false
+                        stop = true
+                        return
+                    }
+                    rest = UnsafeRawBufferPointer(rebasing: rest[n...])
+                    used += n
                 }
             }
-            if !same { stop = true }
         }
         return same
     }

@@ -13,6 +13,8 @@ final class GroupObject: @unchecked Sendable {
     let entered = Atomic<Int>(0)
     /// The runtime's count of enters not yet left, over all its groups (for `outstandingWork`).
     let openEnters: OpenGroupEnters
+    /// Its native cost, charged to the memory limit while it lives.
+    var native = MemoryCharge.none
 
     init(openEnters: OpenGroupEnters) { self.openEnters = openEnters }
 
@@ -31,7 +33,9 @@ final class OpenGroupEnters: Sendable {
 enum GroupBinding {
     static func install(_ m: inout ModuleSpec) {
         m.function("group") { a throws(LuaError) in
-            a.runtime.objects.push(a.L, GroupObject(openEnters: a.runtime.ledger.openGroupEnters), .group)
+            let g = GroupObject(openEnters: a.runtime.ledger.openGroupEnters)
+            g.native = a.runtime.charge(NativeCost.group)
+            a.runtime.objects.push(a.L, g, .group)
             return 1
         }
         var t = ObjectType(.group)

@@ -97,9 +97,17 @@ struct SendableData: @unchecked Sendable {
     init(_ data: DispatchData) { self.data = data }
 }
 
-/// What a one-shot read has read so far.
+/// Whether a read was stopped at the memory limit.
+private final class ReadStop: Sendable {
+    let flag = Atomic<Bool>(false)
+}
+
+/// What a one-shot read has read so far, charged to the memory limit as it comes; past the
+/// limit the rest is dropped and the read ends with ENOMEM.
 private final class ReadBuffer: @unchecked Sendable {
     var data = DispatchData.empty
+    var charges: [HeldCharge] = []
+    var dropped = false
 }
 
 /// `dispatch.io{...}`, `dispatch.io.read`, `dispatch.io.write` and the channel methods.
@@ -134,10 +142,19 @@ enum IOBinding {
                     // of one operation run one after another, on its own serial queue.)
                     let read = ReadBuffer()
                     channel.read(offset: 0, length: max, queue: q.queue) { finished, data, error in
-                        if let data, !data.isEmpty { read.data.append(data) }
+                        if let data, !data.isEmpty, !read.dropped {
+                            if rt.pastMemoryLimit {
+                                read.dropped = true
+                                read.data = .empty
+                                read.charges = []
+                            } else {
+                                read.charges.append(HeldCharge(rt.charge(data.count)))
+                                read.data.append(data)
+                            }
+                        }
                         guard finished else { return }
                         done()
-                        finish(read.data, error)
+                        finish(read.data, read.dropped && error == 0 ? ENOMEM : error)
                     }
                 }
                 return 0
@@ -287,9 +304,17 @@ enum IOBinding {
             let fn = try a.functionRef(5)
             let rt = a.runtime
             rt.workAdded()
+            let stopped = ReadStop()
             ch.perform(write: false) {
                 ch.channel.read(offset: offset, length: len, queue: q.queue) { done, data, error in
                     if done { ch.completed(write: false) }
+                    // Dispatch reads ahead of the handler, holding what it read where the limit
+                    // cannot see it: once the script is past its memory limit, the reads stop,
+                    // and the read ends with ENOMEM.
+                    if !done, rt.pastMemoryLimit, !stopped.flag.exchange(true, ordering: .relaxed) {
+                        for c in ch.channels { c.close(flags: .stop) }
+                    }
+                    let error = done && error == ECANCELED && stopped.flag.load(ordering: .relaxed) ? ENOMEM : error
                     rt.callHandler(fn.ref, on: q, kind: .io) { T in
                         lua_pushboolean(T, done ? 1 : 0)
                         DataBinding.push(T, rt, data ?? .empty)
@@ -342,9 +367,12 @@ enum IOBinding {
                 }
                 return true
             }
+            // What Dispatch gathers before a handler sees it is outside the memory limit's count:
+            // under a limit, an eighth of it at most.
+            let most = a.runtime.control.budget.map { Int(ld_budget_limit($0) / 8) } ?? Int.max
             for c in ch.channels {
-                if let high { c.setLimit(highWater: high) }
-                if let low { c.setLimit(lowWater: low) }
+                if let high { c.setLimit(highWater: min(high, most)) }
+                if let low { c.setLimit(lowWater: min(low, most)) }
             }
             return 0
         }

@@ -16,6 +16,8 @@ final class SemaphoreObject: @unchecked Sendable {
     let initial: Int
     let value: Atomic<Int>
     private let armed = Mutex(WaiterQueue())
+    /// Its native cost, charged to the memory limit while it lives.
+    var native = MemoryCharge.none
 
     init(_ value: Int) {
         semaphore = DispatchSemaphore(value: value)
@@ -110,7 +112,9 @@ enum SemaphoreBinding {
             let n = try a.integer(1)
             guard n >= 0 else { throw .argument(1, "semaphore value must be >= 0, got \(n)") }
             guard n <= Int(Int32.max) else { throw .argument(1, "semaphore value too large") }
-            a.runtime.objects.push(a.L, SemaphoreObject(n), .semaphore)
+            let s = SemaphoreObject(n)
+            s.native = a.runtime.charge(NativeCost.semaphore)
+            a.runtime.objects.push(a.L, s, .semaphore)
             return 1
         }
         var t = ObjectType(.semaphore)

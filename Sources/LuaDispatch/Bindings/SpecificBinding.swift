@@ -6,6 +6,8 @@ import Dispatch
 final class SpecificKeyObject: @unchecked Sendable {
     let key = DispatchSpecificKey<LuaRef>()
     let name: String?
+    /// Its native cost and its name's copy, charged to the memory limit while it lives.
+    var native = MemoryCharge.none
 
     init(name: String?) { self.name = name }
 }
@@ -16,7 +18,11 @@ final class SpecificKeyObject: @unchecked Sendable {
 enum SpecificBinding {
     static func install(_ m: inout ModuleSpec) {
         m.function("specific_key") { a throws(LuaError) in
-            a.runtime.objects.push(a.L, SpecificKeyObject(name: try a.optionalString(1)), .specificKey)
+            let name = try a.optionalString(1)
+            let charge = try a.runtime.reserve(NativeCost.specificKey + (name?.utf8.count ?? 0))
+            let key = SpecificKeyObject(name: name)
+            key.native = charge
+            a.runtime.objects.push(a.L, key, .specificKey)
             return 1
         }
         m.function("get_specific") { a throws(LuaError) in

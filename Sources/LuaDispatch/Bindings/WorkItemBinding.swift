@@ -5,6 +5,8 @@ import Dispatch
 /// A `DispatchWorkItem` running a Lua function, with the counts libdispatch checks by aborting:
 /// an item may not be waited on twice at once, nor waited on or observed once it ran twice.
 final class WorkItemObject: @unchecked Sendable {
+    /// Its native cost, charged to the memory limit while it lives.
+    var native = MemoryCharge.none
     struct Gate {
         var runs = 0
         var waiting = false
@@ -91,7 +93,9 @@ enum WorkItemBinding {
                 if try o.bool() { flags.insert(flag) }
                 return true
             }
-            a.runtime.objects.push(a.L, WorkItemObject(a.runtime, fn: a.ref(1), qos: qos, flags: flags), .workItem)
+            let item = WorkItemObject(a.runtime, fn: a.ref(1), qos: qos, flags: flags)
+            item.native = a.runtime.charge(NativeCost.workItem)
+            a.runtime.objects.push(a.L, item, .workItem)
             return 1
         }
         m.types.append(type())

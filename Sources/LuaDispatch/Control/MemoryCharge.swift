@@ -55,7 +55,9 @@ enum NativeCost {
     static let data = 250
     /// One region of a data object (a record in Dispatch's list of a concatenation).
     static let dataRegion = 32
-    static let channel = 150
+    static let channel = 200
+    /// A key: the runtime's object and Dispatch's key (its name is charged by its length).
+    static let specificKey = 200
     /// A source: Dispatch's source and its timer or watcher, the runtime's object and handlers.
     static let source = 1_300
     /// A task: its object, its step block and its coroutine's runtime state.
@@ -84,6 +86,20 @@ extension Runtime {
         guard let budget = control.budget, ld_budget_used(budget) > ld_budget_limit(budget) + Int64(LD_MEMORY_SLACK) else { return }
         ld_memory_refuse(budget)
         throw .message("not enough memory")
+    }
+
+    /// Whether what the script holds is past the memory limit (by more than the slack a
+    /// binding's return allows): work that makes more copies stops (reads, map tasks).
+    var pastMemoryLimit: Bool {
+        guard let budget = control.budget else { return false }
+        return ld_budget_used(budget) > ld_budget_limit(budget) + Int64(LD_MEMORY_SLACK)
+    }
+
+    /// `reserve`, after a full collection of `L` when the budget would refuse (as Lua collects
+    /// before it refuses an allocation): for objects a script lists again and again.
+    func reserveCollecting(_ L: OpaquePointer, _ bytes: Int) throws(LuaError) -> MemoryCharge {
+        if let budget = control.budget, ld_budget_used(budget) + Int64(bytes) > ld_budget_limit(budget) { _ = ld_gc_collect(L) }
+        return try reserve(bytes)
     }
 
     /// A charge for `bytes` about to be copied, refused with Lua's memory error if that would

@@ -67,10 +67,11 @@ extension Runtime {
         }
     }
 
-    /// Signals the lock's holder again every 10 ms until the end is over (`ld_lock_poke`): a
-    /// finalizer Lua runs after the first signal has its hooks off again.
+    /// Signals the lock's holder again every millisecond until the end is over (`ld_lock_poke`):
+    /// a finalizer Lua runs after the first signal has its hooks off again, and each of a
+    /// hundred looping finalizers waited for the next signal (at 10 ms, 1 s in all).
     private func pokeWhileEnding() {
-        Self.deadlines.asyncAfter(deadline: .now() + .milliseconds(10)) { [self] in
+        Self.deadlines.asyncAfter(deadline: .now() + .milliseconds(1)) { [self] in
             guard control.termination.load(ordering: .acquiring) > 0, !isClosed else { return }
             ld_lock_poke(lock)
             pokeWhileEnding()

@@ -15,7 +15,9 @@ enum ChannelBinding {
                 return true
             }
             guard a.count <= 1 else { throw .argument(2, "no value expected, got \(a.typeName(2))") }
-            ChannelObject(capacity: capacity).push(a.L)
+            let ch = ChannelObject(capacity: capacity)
+            ch.native = a.runtime.charge(NativeCost.channel)
+            ch.push(a.L)
             return 1
         }
         var t = ObjectType(.channel)

@@ -74,6 +74,8 @@ final class ChannelObject: SharedObject, @unchecked Sendable {
     /// nil: unbounded; 0: every send waits for a receiver.
     let capacity: Int?
     private let state = Mutex(State())
+    /// Its native cost, charged to the memory limit of the interpreter that made it while it lives.
+    var native = MemoryCharge.none
 
     struct State {
         var buffer = FIFO<Message>()

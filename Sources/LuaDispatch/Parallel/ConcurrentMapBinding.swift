@@ -56,19 +56,24 @@ enum ConcurrentMapBinding {
         } catch {
             throw .message("concurrent_map: \(error.upvalueMessage)")
         }
+        // The copy of `fn`, the slots and each task's copied results live outside Lua until
+        // collected: charged to the memory limit, and no task starts once it is passed.
+        fn.chargeTo(a.runtime)
 
         let size = chunk ?? defaultChunk(n)
         let tasks = n / size + (n % size == 0 ? 0 : 1)
         // One slot per chunk is allocated up front.
         guard tasks <= maxChunks else { throw .argument(3, "option 'chunk' too small: more than \(maxChunks) chunks") }
-        let slots = Slots(tasks)
         let runtime = a.runtime
+        let slotsCharge = try runtime.reserve(tasks * MemoryLayout<WorkerInterpreter.ChunkResult?>.stride)
+        defer { _ = slotsCharge.count }
+        let slots = Slots(tasks)
         runtime.unlocked {
             // A few strands per core take the tasks in turn, and stop taking them once the
             // interpreter is ending (a time limit): a million tasks left cost nothing then.
             let strands = min(tasks, max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) * 4)
             DispatchQueue.concurrentPerform(iterations: strands) { _ in
-                while !runtime.terminating {
+                while !runtime.terminating && !overLimit(runtime) {
                     let t = slots.next.wrappingAdd(1, ordering: .relaxed).oldValue
                     guard t < tasks else { return }
                     let first = t * size + 1
@@ -77,11 +82,14 @@ enum ConcurrentMapBinding {
                     let owned = runtime.control.budget != nil
                     let worker = owned ? runtime.control.ownedWorkers.take(for: runtime) : WorkerInterpreter.current(libraries: runtime.libraries)
                     defer { if owned { runtime.control.ownedWorkers.putBack(worker) } }
-                    slots.buffer[t] = runtime.control.ownedWorkers.run(worker, for: runtime) { worker.run(fn, first...last) }
+                    let result = runtime.control.ownedWorkers.run(worker, for: runtime) { worker.run(fn, first...last) }
+                    result.values.chargeTo(runtime)
+                    slots.buffer[t] = result
                 }
             }
         }
         try runtime.checkEnd()
+        try refuseIfOver(L, runtime)
         if let failure = slots.buffer.compactMap({ $0?.error }).min(by: { $0.index < $1.index }) {
             throw .message("concurrent_map: iteration \(failure.index): \(failure.message)")
         }
@@ -97,8 +105,14 @@ enum ConcurrentMapBinding {
         for (t, slot) in slots.buffer.enumerated() {
             try runtime.checkEnd(every: t + 1)
             guard let values = slot?.values else { continue }
+            // A chunk's results may be millions: the table they fill is looked at as it grows.
+            var stopped = false
             let built: Void? = values.build(in: L) { push in
                 for (j, v) in values.roots.enumerated() {
+                    if j % Runtime.stepsPerEndCheck == Runtime.stepsPerEndCheck - 1, runtime.terminating || overLimit(runtime) {
+                        stopped = true
+                        break
+                    }
                     if case .nil = v { continue }
                     push(v)
                     lua_rawseti(L, results, lua_Integer(t * size + j + 1))
@@ -109,9 +123,23 @@ enum ConcurrentMapBinding {
                 lua_settop(L, results - 1)
                 throw .message("concurrent_map: iteration \(t * size + 1): \(message)")
             }
+            if stopped || t % 64 == 63 {
+                try runtime.checkEnd()
+                try refuseIfOver(L, runtime)
+            }
         }
         return 1
     }
+
+    /// Lua's memory error if the script holds more than the limit allows even once `L` has
+    /// been collected (as Lua collects before it refuses an allocation).
+    private static func refuseIfOver(_ L: OpaquePointer, _ runtime: Runtime) throws(LuaError) {
+        guard overLimit(runtime) else { return }
+        _ = ld_gc_collect(L)
+        try runtime.refuseIfOver()
+    }
+
+    private static func overLimit(_ runtime: Runtime) -> Bool { runtime.pastMemoryLimit }
 
     /// One result per task, each written by exactly one task (no two threads share a slot).
     private final class Slots: @unchecked Sendable {

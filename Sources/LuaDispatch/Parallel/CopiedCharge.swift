@@ -11,10 +11,10 @@ final class CopiedBytes: @unchecked Sendable {
 }
 
 extension CopiedGraph {
-    /// What the graph holds outside any Lua state: its bytes, and its nodes and values by
+    /// What the graph holds outside any Lua state: its byte pool (as allocated), and its nodes and values by
     /// their strides, with the graph itself.
     var heldBytes: Int {
-        NativeCost.copied + bytes.count + nodes.count * MemoryLayout<Node>.stride
+        NativeCost.copied + bytes.capacity + nodes.count * MemoryLayout<Node>.stride
             + values.count * MemoryLayout<Value>.stride + upvalues.count * MemoryLayout<Upvalue>.stride
             + max(0, roots.count - 4) * MemoryLayout<Value>.stride
     }

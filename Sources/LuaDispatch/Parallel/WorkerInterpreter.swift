@@ -151,6 +151,9 @@ final class WorkerInterpreter: @unchecked Sendable {  // used by one thread at a
             var copier = ValueCopier(L, cacheBytecode: false)
             copier.prepare()
             for i in range {
+                // Ended with its owner's code (a time limit): each call left would fail at
+                // once, a million of them for seconds; the owner raises the end.
+                if runtime.terminating { break }
                 lua_pushvalue(L, f)
                 lua_pushinteger(L, lua_Integer(i))
                 if ld_pcall(L, 1, 1, handler) == LUA_OK {
