@@ -13,8 +13,9 @@
 -- interval (5 ms by default) while the main thread waits for it, it gives the interpreter up at
 -- its next instruction and takes it back after the tick has run. The script prints how often the
 -- timer ticked during the computation and the longest gap between two ticks, and checks that the
--- gap stays far below the length of the computation (generously: under a third of it, or
--- 0.25 s), not how close it comes to 10 ms.
+-- gap stays below the length of the computation (generously: under three quarters of it, or
+-- 0.25 s; a loaded machine once kept the main thread off the cores for half of it), not how
+-- close it comes to 10 ms.
 --
 -- With switching turned off (`LUADISPATCH_SWITCH_INTERVAL=0 luadispatch scenarios run S.1`, or
 -- `dispatch.switch_interval(0)`: a block keeps the interpreter until it waits) the same script
@@ -66,8 +67,8 @@ local function finished(from, to, count, computedOnMain)
     scenario.check(not computedOnMain and count == PRIMES,
       "the block computed off the main thread and found the " .. PRIMES .. " primes below " .. LIMIT)
     scenario.check(during >= 5, "the main-queue timer kept ticking while the block computed")
-    scenario.check(longest < math.max(0.25, duration / 3),
-      "the longest gap between ticks stays far below the length of the computation (no freeze)")
+    scenario.check(longest < math.max(0.25, duration * 0.75),
+      "the longest gap between ticks stays below the length of the computation (no freeze)")
     scenario.check(offMain == 0, "every tick ran on the main thread")
   end)
 end
