@@ -239,14 +239,20 @@ final class SourceTests: XCTestCase {
         let dir = IOHarness.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let h = IOHarness()
+        // A pipe for the read sources, open throughout like the standard input they used to
+        // watch (which may be /dev/null, where no read source can be made: EPERM).
+        var ends: [Int32] = [-1, -1]
+        XCTAssertEqual(pipe(&ends), 0)
+        defer { close(ends[0]); close(ends[1]) }
         let before = IOHarness.openDescriptorCount()
         h.run("""
+            local r = \(ends[0])
             for i = 1, 50 do
               local a = dispatch.source.timer{interval = 1, handler = function() end}
               local b = dispatch.source.data_or{}; b:suspend(); b:suspend()
               local c = dispatch.source.signal{signal = "SIGUSR2"}; c:cancel()
               local d = dispatch.source.file{path = \(IOHarness.lua(dir))}
-              local e = dispatch.source.read{fd = 0}; e:cancel(); e:set_event_handler(function() end)
+              local e = dispatch.source.read{fd = r}; e:cancel(); e:set_event_handler(function() end)
             end
             collectgarbage(); collectgarbage()
             -- a source that was resumed, then suspended and cancelled: no handler runs
