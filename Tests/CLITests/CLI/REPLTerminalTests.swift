@@ -58,7 +58,10 @@ final class REPLTerminalTests: XCTestCase {
         try requireLua()
         let ours = try Self.end(CLI.binary, signal: SIGINT)
         let theirs = try Self.end(Self.lua, signal: SIGINT)
-        XCTAssertEqual(ours, theirs)
+        // lua5.4 itself, on a loaded machine, once let a SIGINT sent as its prompt appeared go
+        // unseen and was killed after 20 s: then our ending is held to what lua5.4's is
+        // otherwise (below), not to that one.
+        if !(theirs.reason == .uncaughtSignal && theirs.status == SIGKILL) { XCTAssertEqual(ours, theirs) }
         XCTAssertEqual(ours.reason, .uncaughtSignal)
         XCTAssertEqual(ours.status, SIGINT)
         checkRestored(ours, "Ctrl-C")
