@@ -46,5 +46,3 @@ int ld_nest_enter(void) {
 void ld_nest_leave(void) {
     if (depth > 0) depth--;
 }
-
-int ld_nest_depth(void) { return depth; }

@@ -14,8 +14,6 @@ int ld_nest_allowed(void);
 /// Enters a nesting level if allowed (returns 1), else returns 0 and enters nothing.
 int ld_nest_enter(void);
 void ld_nest_leave(void);
-/// The current nesting depth of this OS thread.
-int ld_nest_depth(void);
 /// Bytes of C stack left on this OS thread above the reserve (negative when below it).
 long ld_stack_room(void);
 

@@ -50,9 +50,4 @@ int ld_netpoll_socket_type(int fd);
 /// Makes `fd` non-blocking and close-on-exec: 0, or -errno.
 int ld_netpoll_prepare(int fd);
 
-/// The descriptors the process may have open (RLIMIT_NOFILE's soft limit), and lowers it (for
-/// tests of descriptor exhaustion): 0 or -errno.
-long ld_netpoll_fd_limit(void);
-int ld_netpoll_set_fd_limit(long limit);
-
 #endif

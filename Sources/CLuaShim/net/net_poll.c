@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -168,16 +167,4 @@ int ld_netpoll_prepare(int fd) {
     setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof one);
 #endif
     return 0;
-}
-
-long ld_netpoll_fd_limit(void) {
-    struct rlimit r;
-    return getrlimit(RLIMIT_NOFILE, &r) == 0 ? (long)r.rlim_cur : -errno;
-}
-
-int ld_netpoll_set_fd_limit(long limit) {
-    struct rlimit r;
-    if (getrlimit(RLIMIT_NOFILE, &r) != 0) return -errno;
-    r.rlim_cur = (rlim_t)limit;
-    return setrlimit(RLIMIT_NOFILE, &r) == 0 ? 0 : -errno;
 }
