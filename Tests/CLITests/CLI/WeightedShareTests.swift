@@ -7,8 +7,14 @@ import XCTest
 /// (the weights give it 1586 / (1586 + 110), about 94%; unweighted, the two queues take turns
 /// and each gets about half on an idle machine), and the background queue must still progress.
 /// (Under load the kernel itself gives the background thread less of a core, and so less of the
-/// interpreter, weighted or not.) Generous bounds:
-/// block counts, not times.
+/// interpreter, weighted or not.) Generous bounds: block counts, not times.
+///
+/// At a 20 us interval a switched-out block gives way for 2 ms at most (INSIDE_GIVE_WAY_MIN in
+/// CLuaShim/control/lock.c: it may hold what others wait for), so there the share is about one
+/// background tenure per 2 ms whatever the weights say, and a tenure stretches when a loaded
+/// machine keeps the nice-10 holder off its core: 0.84-0.96 seen idle, 0.77 under AddressSanitizer
+/// beside CI's other runs. There the bound is two to one; unweighted (ld_share_ahead returning 0)
+/// the share is 0.47-0.58 at every interval, which fails both bounds.
 final class WeightedShareTests: XCTestCase {
     static let script = """
         local dispatch = require("dispatch")
@@ -46,7 +52,8 @@ final class WeightedShareTests: XCTestCase {
         print(String(format: "interval %@: background %d, user_initiated %d blocks (share %.2f)", interval, background,
                      userInitiated, share))
         XCTAssertGreaterThan(userInitiated, 100, "interval \(interval)")
-        XCTAssertGreaterThanOrEqual(share, 0.8, "interval \(interval): background \(background), user_initiated \(userInitiated)")
+        let least = interval == "0.00002" ? 2.0 / 3 : 0.8
+        XCTAssertGreaterThanOrEqual(share, least, "interval \(interval): background \(background), user_initiated \(userInitiated)")
         XCTAssertGreaterThanOrEqual(background, 5, "interval \(interval): background starved")
     }
 
