@@ -13,7 +13,7 @@ struct LuaRun {
     }
 
     let ok: Bool
-    let records: [[LuaValue]]
+    let records: Records
     let errors: [Failure]
     let runtime: Runtime
 
@@ -47,7 +47,25 @@ func runLua(_ code: String, drive: Bool = true, timeout: Double? = nil, setup: (
     let ok = runScript(code, in: runtime, recorder: recorder, prelude: "local dispatch = require('dispatch'); local t = require('t')\n",
                        name: "=test", drive: drive, timeout: timeout, file: file, line: line)
     let (records, errors) = recorder.snapshot
-    return LuaRun(ok: ok, records: records, errors: errors, runtime: runtime)
+    return LuaRun(ok: ok, records: Records(records), errors: errors, runtime: runtime)
+}
+
+/// The records of a run. A record the script did not make reads as empty and fails the test
+/// that asked for it, rather than trapping (which would end every later test of the process).
+struct Records: RandomAccessCollection, Equatable, ExpressibleByArrayLiteral, CustomStringConvertible {
+    let all: [[LuaValue]]
+    init(_ all: [[LuaValue]]) { self.all = all }
+    init(arrayLiteral elements: [LuaValue]...) { all = elements }
+    var startIndex: Int { 0 }
+    var endIndex: Int { all.count }
+    var description: String { all.description }
+    subscript(i: Int) -> [LuaValue] {
+        guard all.indices.contains(i) else {
+            XCTFail("no record #\(i): the script made \(all.count): \(all)")
+            return []
+        }
+        return all[i]
+    }
 }
 
 extension Recorder {

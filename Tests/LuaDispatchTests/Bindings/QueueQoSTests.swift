@@ -51,7 +51,7 @@ final class QueueQoSTests: XCTestCase {
             [.string(name(.global(qos: .utility))), .string(name(.global()))],
             [.string(name(.main))],
         ]
-        XCTAssertEqual(run.records, expected)
+        XCTAssertEqual(run.records.all, expected)
         // What those are, so that the comparison cannot pass with everything "unspecified".
         XCTAssertEqual(run.records[1], ["utility"])
         XCTAssertEqual(run.records[2], ["background"])
