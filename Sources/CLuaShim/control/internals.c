@@ -1,4 +1,4 @@
-// Two fields of liblua's lua_State. The runtime sets `allowhook`, which Lua clears while a hook,
+// Three fields of liblua's lua_State. The runtime sets `allowhook`, which Lua clears while a hook,
 // a finalizer (`__gc`) or a message handler called from a hook runs, so that no hook fires
 // there. An end (a time limit, `interrupt()`) sets it again, so that the code running there
 // is ended as any other (switching.c): a `__gc` or an `xpcall` handler that never returns no
@@ -6,7 +6,8 @@
 // version Debian's liblua5.4 and lua5.4 carry), checked once against a live state; if the
 // check fails, nothing is written and such code runs on as under stock Lua. It reads
 // `errorJmp`, the state's innermost protected call, to know that an error raised on the state
-// has somewhere to go (finalizers.c); likewise checked, and taken as none if it does not match.
+// has somewhere to go, and clears `errfunc`, that call's message handler, for an error raised
+// without it (finalizers.c); both checked likewise, and never used if they do not match.
 #include "ld_internals.h"
 
 #include <lua5.4/lauxlib.h>
