@@ -350,7 +350,8 @@ static int panic(lua_State *L) {
 }
 
 // Warnings as lauxlib's luaL_newstate sets them up: off until "@on", continued messages
-// joined, each ended by a newline.
+// joined, each ended by a newline. A warning's first piece goes to `ld_warning_first` before
+// anything is written (control/finalizers.c: it may raise instead).
 static void warn_off(void *ud, const char *message, int tocont);
 static void warn_on(void *ud, const char *message, int tocont);
 
@@ -361,7 +362,10 @@ static int warn_control(lua_State *L, const char *message, int tocont) {
     return 1;
 }
 
+void (*ld_warning_first)(lua_State *L, const char *message, int tocont);
+
 static void warn_off(void *ud, const char *message, int tocont) {
+    if (ld_warning_first != NULL) ld_warning_first(ud, message, tocont);
     warn_control((lua_State *)ud, message, tocont);
 }
 
@@ -379,6 +383,7 @@ static void warn_cont(void *ud, const char *message, int tocont) {
 }
 
 static void warn_on(void *ud, const char *message, int tocont) {
+    if (ld_warning_first != NULL) ld_warning_first(ud, message, tocont);
     if (warn_control((lua_State *)ud, message, tocont)) return;
     fprintf(stderr, "Lua warning: ");
     fflush(stderr);

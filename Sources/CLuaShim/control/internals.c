@@ -1,10 +1,13 @@
-// One field of liblua's lua_State the runtime sets: `allowhook`, which Lua clears while a hook,
+// Three fields of liblua's lua_State. The runtime sets `allowhook`, which Lua clears while a hook,
 // a finalizer (`__gc`) or a message handler called from a hook runs, so that no hook fires
 // there. An end (a time limit, `interrupt()`) sets it again, so that the code running there
 // is ended as any other (switching.c): a `__gc` or an `xpcall` handler that never returns no
 // longer outlives the limit. Lua has no API for it: its offset is Lua 5.4.4's (lstate.h, the
 // version Debian's liblua5.4 and lua5.4 carry), checked once against a live state; if the
-// check fails, nothing is written and such code runs on as under stock Lua.
+// check fails, nothing is written and such code runs on as under stock Lua. It reads
+// `errorJmp`, the state's innermost protected call, to know that an error raised on the state
+// has somewhere to go, and clears `errfunc`, that call's message handler, for an error raised
+// without it (finalizers.c); both checked likewise, and never used if they do not match.
 #include "ld_internals.h"
 
 #include <lua5.4/lauxlib.h>
@@ -14,8 +17,13 @@
 // lstate.h 5.4.4: struct lua_State { GCObject *next; lu_byte tt; lu_byte marked; lu_byte
 // status; lu_byte allowhook; ... }.
 enum { OFFSET_STATUS = sizeof(void *) + 2, OFFSET_ALLOWHOOK = sizeof(void *) + 3 };
+// ... unsigned short nci; StkId top; global_State *l_G; CallInfo *ci; StkId stack_last, stack;
+// UpVal *openupval; StkId tbclist; GCObject *gclist; struct lua_State *twups;
+// struct lua_longjmp *errorJmp; ...: the eleventh pointer-sized word on LP64.
+// CallInfo base_ci (8 pointer-sized words); volatile lua_Hook hook; ptrdiff_t errfunc.
+enum { OFFSET_ERRORJMP = 11 * sizeof(void *), OFFSET_ERRFUNC = 21 * sizeof(void *) };
 
-static int layout_known;
+static int layout_known, errorjmp_known;
 static unsigned char seen_in_hook = 0xff;
 
 static unsigned char byte_at(lua_State *L, size_t offset) { return *((volatile unsigned char *)L + offset); }
@@ -26,6 +34,36 @@ static void probe_hook(lua_State *L, lua_Debug *ar) {
 }
 
 static int yielder(lua_State *L) { return lua_yield(L, 0); }
+
+static void *error_jmp(lua_State *L) { return *(void *volatile *)((char *)L + OFFSET_ERRORJMP); }
+static ptrdiff_t *errfunc(lua_State *L) { return (ptrdiff_t *)((char *)L + OFFSET_ERRFUNC); }
+
+// In a protected call: errorJmp is the longjmp record of luaD_rawrunprotected, a frame between
+// the caller of lua_pcall and this function (the stack grows down on every platform the
+// runtime builds for); errfunc, the message handler's place, is its offset from the stack's
+// base, one slot (16 bytes) for the handler at index 1 of the main thread.
+static void *volatile seen_jmp;
+static char *volatile seen_below;
+static volatile ptrdiff_t seen_errfunc;
+static int probe_protected(lua_State *L) {
+    char here;
+    seen_jmp = error_jmp(L);
+    seen_below = &here;
+    seen_errfunc = *errfunc(L);
+    return 0;
+}
+
+static int probe_errorjmp(lua_State *L) {
+    char above;
+    if (sizeof(void *) != 8 || error_jmp(L) != NULL || *errfunc(L) != 0) return 0;
+    lua_settop(L, 0);
+    lua_pushcfunction(L, yielder);  // the message handler, never called
+    lua_pushcfunction(L, probe_protected);
+    if (lua_pcall(L, 0, 0, 1) != LUA_OK) return 0;
+    char *jmp = seen_jmp;
+    return jmp != NULL && jmp > seen_below && jmp < &above && error_jmp(L) == NULL && seen_errfunc == 16 &&
+           *errfunc(L) == 0;
+}
 
 static void probe(void) {
     lua_State *L = luaL_newstate();
@@ -42,6 +80,7 @@ static void probe(void) {
     int n = 0;
     ok = ok && lua_resume(co, L, 0, &n) == LUA_YIELD && lua_status(co) == LUA_YIELD &&
          byte_at(co, OFFSET_STATUS) == LUA_YIELD && byte_at(co, OFFSET_ALLOWHOOK) == 1;
+    errorjmp_known = ok && probe_errorjmp(L);
     lua_close(L);
     layout_known = ok;
 }
@@ -55,4 +94,10 @@ int ld_internals_init(void) {
 
 void ld_allow_hooks(lua_State *L) {
     if (layout_known && L != NULL) *((volatile unsigned char *)L + OFFSET_ALLOWHOOK) = 1;
+}
+
+const void *ld_protected_call(lua_State *L) { return errorjmp_known && L != NULL ? error_jmp(L) : NULL; }
+
+void ld_drop_message_handler(lua_State *L) {
+    if (errorjmp_known) *errfunc(L) = 0;
 }

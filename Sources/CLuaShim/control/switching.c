@@ -248,6 +248,7 @@ static pthread_once_t install_once = PTHREAD_ONCE_INIT;
 
 static void install(void) {
     ld_internals_init();  // before the handler may use it
+    ld_finalizer_ends_init();
     struct sigaction sa;
     sa.sa_handler = on_signal;
     sa.sa_flags = SA_RESTART;

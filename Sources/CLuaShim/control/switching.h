@@ -31,6 +31,9 @@ int ld_request_interrupt(void);
 /// The runtime's bookkeeping after a switch (ld_switching_init's).
 void ld_requests_init(void (*fn)(struct lua_State *L, uint64_t started));
 
+/// Lets an end leave the collection whose finalizer it ended (finalizers.c). Once per process.
+void ld_finalizer_ends_init(void);
+
 /// The part of a lock that switching reads (one per interpreter, in its lock's cache line).
 typedef struct ld_lock_shared {
     /// Holders so far: each holder adds one, under the lock (a plain load and store).

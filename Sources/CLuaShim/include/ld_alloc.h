@@ -29,6 +29,9 @@ void ld_budget_refund(ld_budget *b, int64_t n);
 /// Whether an allocation on this thread may fail at the limit: while Lua code runs (set by
 /// ld_running_push, cleared around the runtime's own code: bindings, hooks' callbacks).
 extern __thread int ld_alloc_enforced;
+/// Called with the first piece of each warning of a state made here (`L`: the state's main
+/// thread), before the warning is written; it may raise. Set once by control/finalizers.c.
+extern void (*ld_warning_first)(lua_State *L, const char *message, int tocont);
 /// `ld_newstate` charging `budget` (NULL: no limit).
 lua_State *ld_newstate_budget(ld_budget *budget);
 /// lua_close, then gives the state's pages back; the number of small blocks closing left

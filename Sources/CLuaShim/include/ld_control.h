@@ -187,6 +187,11 @@ void ld_interrupt_forget(ld_lock *lock);
 
 /// A full collection, in a protected call (finalizers run Lua). Lock held.
 int ld_gc_collect(lua_State *L);
+/// The same, while the interpreter is ending its code: for LD_GC_COLLECT_ALL_NS the finalizers
+/// pending run (each ended, as the end's own ones are) rather than leave the collection by
+/// raising the end (control/finalizers.c). For an end's clean-up.
+#define LD_GC_COLLECT_ALL_NS 1000000000u
+int ld_gc_collect_all(lua_State *L);
 
 /// Raises the end's own error ("time limit exceeded", "interrupted", Ctrl-C's "interrupted!")
 /// in `L` if the interpreter running it is ending its code; returns otherwise (control/steps.c).

@@ -1,4 +1,4 @@
-// The one field of liblua's lua_State the runtime writes (internals.c).
+// The fields of liblua's lua_State the runtime writes or reads (internals.c).
 #ifndef LD_INTERNALS_H
 #define LD_INTERNALS_H
 
@@ -12,6 +12,13 @@ int ld_internals_init(void);
 /// handler called from a hook): for an end only. Safe in a signal handler on `L`'s thread.
 void ld_allow_hooks(lua_State *L);
 
+/// The innermost protected call of `L` (lua_pcall, lua_resume, Lua's own), where an error raised
+/// on `L` now would go: NULL outside any, and whenever liblua's layout is not the one checked.
+const void *ld_protected_call(lua_State *L);
+/// The next error raised on `L` skips the message handler of its protected call (Lua's
+/// protected calls put their caller's handler back when they catch it). Only where
+/// ld_protected_call answered non-NULL.
+void ld_drop_message_handler(lua_State *L);
 
 /// While `lock`'s interpreter is ending its code, signals its holder again, as ld_lock_terminate
 /// did (switching.c): Lua clears `allowhook` anew at each finalizer it runs, and the holder's

@@ -60,8 +60,9 @@ extension Runtime {
             ledger.sources.cancelAll()
             closeTasks()
             ledger.queues.forEach(QueueObject.release)
-            // Channels and other objects only the ended code referenced close when collected.
-            _ = ld_gc_collect(admin)
+            // Channels and other objects only the ended code referenced close when collected;
+            // the finalizers an end left pending run here, each ended (not in the next script).
+            _ = ld_gc_collect_all(admin)
             release()
             endTerminationIfIdle()
         }
