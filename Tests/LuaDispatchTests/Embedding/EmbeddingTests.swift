@@ -283,7 +283,11 @@ final class EmbeddingTests: XCTestCase {
         }
         let rss1 = ProcessStats.rss()
         XCTAssertLessThanOrEqual(threads1, threads0 + 8, "threads grew from \(threads0) to \(threads1) and stayed")
-        XCTAssertLessThan(rss1 - rss0, 40 << 20, "RSS grew by \((rss1 - rss0) >> 20) MiB")
+        // Under AddressSanitizer freed memory stays resident in its quarantine (256 MiB): 41 MiB
+        // was seen there. The bound holds for the plain build; ASan checks for leaks itself.
+        if !underAddressSanitizer {
+            XCTAssertLessThan(rss1 - rss0, 40 << 20, "RSS grew by \((rss1 - rss0) >> 20) MiB")
+        }
     }
 }
 
