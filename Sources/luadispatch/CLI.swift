@@ -66,6 +66,7 @@ enum CLI {
         let runtime = Runtime(libraries: options.sandbox ? .sandbox : .all, ignoreEnvironment: noEnv,
                               limits: .init(memory: limits.memory))
         runtime.endableWaits = limits.time != nil
+        runtime.drainsFinalizersAfterEnd = false  // the process exits after an end
         if let seconds = limits.time {
             runtime.armDeadline(seconds)
             TimeLimitBackstop.arm(limit: seconds, programName: programName)

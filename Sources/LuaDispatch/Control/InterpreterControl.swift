@@ -39,6 +39,9 @@ struct InterpreterControl: ~Copyable {
     let interruption = Mutex<(watcher: Interruption?, whenIdle: @Sendable () -> Void)?>(nil)
     /// Worker interpreters working for this one now, which its limits reach (`Parallel/`).
     let ownedWorkers = OwnedWorkers()
+    /// Whether an end's clean-up runs the finalizers the end left pending (each ended, for a
+    /// second at most), so that they do not run in the next script (`drainsFinalizersAfterEnd`).
+    let drainsFinalizers = Atomic<Bool>(true)
 
     init(lock: OpaquePointer, budget: OpaquePointer?) {
         lockRequests = ld_lock_requests(lock)

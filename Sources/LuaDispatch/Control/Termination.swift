@@ -23,6 +23,14 @@ extension Runtime {
         set { control.parksAllWaits.store(newValue, ordering: .relaxed) }
     }
 
+    /// Whether an end's clean-up runs the finalizers the end left pending, each ended, for a
+    /// second at most, so that they do not run in the next script. On by default; the CLI,
+    /// which exits after an end, turns it off: its exit would wait for them.
+    package var drainsFinalizersAfterEnd: Bool {
+        get { control.drainsFinalizers.load(ordering: .relaxed) }
+        set { control.drainsFinalizers.store(newValue, ordering: .relaxed) }
+    }
+
     /// Why the interpreter is ending its code now, if it is.
     var terminationKind: LuaScriptError.Kind? {
         LuaScriptError.Kind(rawValue: control.termination.load(ordering: .acquiring)).flatMap { $0 == .error ? nil : $0 }
@@ -62,7 +70,7 @@ extension Runtime {
             ledger.queues.forEach(QueueObject.release)
             // Channels and other objects only the ended code referenced close when collected;
             // the finalizers an end left pending run here, each ended (not in the next script).
-            _ = ld_gc_collect_all(admin)
+            _ = control.drainsFinalizers.load(ordering: .relaxed) ? ld_gc_collect_all(admin) : ld_gc_collect(admin)
             release()
             endTerminationIfIdle()
         }
