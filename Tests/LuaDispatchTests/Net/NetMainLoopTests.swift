@@ -1,0 +1,50 @@
+import Foundation
+import XCTest
+@testable import LuaDispatch
+
+/// The main loop serving the main queue's sockets itself (Net/NetPollerMainLoop.swift).
+extension NetConnectionTests {
+    /// A server on the main queue, served by the main loop while a timer on the main queue keeps
+    /// firing: 40,000 pipelined requests sent one byte at a time get 40,000 replies, in order,
+    /// each once (a readiness served twice or lost would break the sequence of INCR's counts).
+    func testMainLoopServesBesideATimerEachRequestOnce() {
+        let servedBefore = NetPoller.mainLoopDeliveries.load(ordering: .relaxed)
+        let (out, replies) = serve("""
+            local proto = dofile(\(IOHarness.lua(Self.protocolFile)))
+            local store, ticks, first = {}, 0, nil
+            local timer = dispatch.source.timer{deadline = 0, interval = 0.002, queue = dispatch.main}
+            timer:set_event_handler(function() ticks = ticks + 1 end)
+            timer:resume()
+            local server
+            server = assert(dispatch.net.serve({port = 0}, function(conn)
+              local feed = proto.resp(store)
+              conn:on_data(function(data)
+                if data then
+                  first = first or ticks
+                  local replies = feed(data)
+                  if replies then conn:write(replies) end
+                  return
+                end
+                conn:close()
+                server:close()
+                timer:cancel()
+                t.emit("ticks while serving", ticks - first >= 10)
+              end)
+            end))
+            clients.start(server.port)
+            """) { port in
+            let c = RawClient(port: port)
+            let n = 40_000
+            for byte in String(repeating: "INCR n\r\n", count: n).utf8 { c.send([byte]) }
+            var expected = ""
+            for i in 1...n { expected += ":\(i)\r\n" }
+            let got = c.receive(until: { $0.count >= expected.utf8.count })
+            c.close()
+            return [got == expected ? "all \(n) once, in order" : "wrong: \(got.utf8.count) bytes"]
+        }
+        XCTAssertEqual(replies, ["all 40000 once, in order"])
+        XCTAssertEqual(out, ["ticks while serving true"])
+        XCTAssertGreaterThan(NetPoller.mainLoopDeliveries.load(ordering: .relaxed), servedBefore,
+                             "the main loop served no socket itself")
+    }
+}
