@@ -18,13 +18,7 @@ extension Runtime {
             // Ended (a time limit, an interrupt) and no Lua runs any more: what is left does
             // nothing when it comes.
             if control.termination.load(ordering: .acquiring) != 0 && ledger.running.load(ordering: .acquiring) == 0 { return }
-            // The main queue's sockets are served here, not through their source's delivery
-            // (Net/NetPollerMainLoop.swift).
-            if let poller = NetPoller.claimForMainLoop(self) {
-                Self.serviceMainQueue(timeout: 50, poller: poller)
-            } else {
-                _ = Self.serviceMainQueue(timeout: 50)
-            }
+            serviceMainQueueAndSockets(timeout: 50)
             let now = DispatchTime.now()
             guard now.uptimeNanoseconds - lastCheck.uptimeNanoseconds > 50_000_000 else { continue }
             lastCheck = now

@@ -39,3 +39,16 @@ extension NetPoller {
         }
     }
 }
+
+extension Runtime {
+    /// One pass of a main loop (the CLI's, `dispatch.run`'s): the main queue, and the main
+    /// queue's sockets served here rather than through their source's delivery. Main thread only;
+    /// the loop gives the set back (`NetPoller.releaseFromMainLoop`) when it ends.
+    func serviceMainQueueAndSockets(timeout: Int32) {
+        if let poller = NetPoller.claimForMainLoop(self) {
+            Self.serviceMainQueue(timeout: timeout, poller: poller)
+        } else {
+            _ = Self.serviceMainQueue(timeout: timeout)
+        }
+    }
+}

@@ -47,4 +47,53 @@ extension NetConnectionTests {
         XCTAssertGreaterThan(NetPoller.mainLoopDeliveries.load(ordering: .relaxed), servedBefore,
                              "the main loop served no socket itself")
     }
+
+    /// A host driving the main queue with `run(.default)` (what `dispatch.run` does) serves the
+    /// main queue's sockets on its own thread too: four clients, each making 300 requests one
+    /// after the other, get every reply once and in order, and the run served the set itself.
+    func testHostRunServesTheMainQueueSockets() throws {
+        let rt = TestRuntimes.make()
+        let values = try rt.run(string: """
+            local dispatch = require("dispatch")
+            local proto = dofile(\(IOHarness.lua(Self.protocolFile)))
+            local store, ended = {}, 0
+            local server
+            server = assert(dispatch.net.serve({port = 0}, function(conn)
+              local feed = proto.resp(store)
+              conn:on_data(function(data)
+                if data then
+                  local replies = feed(data)
+                  if replies then conn:write(replies) end
+                  return
+                end
+                conn:close()
+                ended = ended + 1
+                if ended == 4 then server:close() end
+              end)
+            end))
+            return server.port
+            """)
+        guard case .integer(let port)? = values.first else { return XCTFail("no port: \(values)") }
+        let servedBefore = NetPoller.mainLoopDeliveries.load(ordering: .relaxed)
+        let results = Locked<[String]>([])
+        let clients = DispatchGroup()
+        for k in 0..<4 {
+            DispatchQueue.global().async(group: clients) {
+                let c = RawClient(port: Int(port))
+                var wrong = 0
+                for i in 1...300 {
+                    c.send(Array("INCR k\(k)\r\n".utf8))
+                    let reply = ":\(i)\r\n"
+                    if c.receive(until: { $0.count >= reply.utf8.count }) != reply { wrong += 1 }
+                }
+                c.close()
+                results.mutate { $0.append("\(wrong) wrong") }
+            }
+        }
+        XCTAssertFalse(rt.run(.default), "work left after the run")
+        XCTAssertEqual(clients.wait(timeout: .now() + 60), .success, "clients did not finish")
+        XCTAssertEqual(results.get(), Array(repeating: "0 wrong", count: 4))
+        XCTAssertGreaterThan(NetPoller.mainLoopDeliveries.load(ordering: .relaxed), servedBefore,
+                             "the run served no socket itself")
+    }
 }
