@@ -50,8 +50,23 @@ extension NetConnectionTests {
 
     /// A host driving the main queue with `run(.default)` (what `dispatch.run` does) serves the
     /// main queue's sockets on its own thread too: four clients, each making 300 requests one
-    /// after the other, get every reply once and in order, and the run served the set itself.
+    /// after the other, get every reply once and in order, and the run served the set itself
+    /// (`hostRunServes`).
     func testHostRunServesTheMainQueueSockets() throws {
+        try hostRunServes { rt in XCTAssertFalse(rt.run(.default), "work left after the run") }
+    }
+
+    /// The same through `run(.once)` over and over, as a host with a loop of its own does: each
+    /// call returns after a delivery, the set handed back to its source in between.
+    func testHostRunOnceServesTheMainQueueSockets() throws {
+        try hostRunServes { rt in
+            var calls = 0
+            while rt.run(.once) { calls += 1 }
+            XCTAssertGreaterThan(calls, 4, "run(.once) served everything in one call")
+        }
+    }
+
+    private func hostRunServes(_ drive: (Runtime) -> Void) throws {
         let rt = TestRuntimes.make()
         let values = try rt.run(string: """
             local dispatch = require("dispatch")
@@ -90,7 +105,7 @@ extension NetConnectionTests {
                 results.mutate { $0.append("\(wrong) wrong") }
             }
         }
-        XCTAssertFalse(rt.run(.default), "work left after the run")
+        drive(rt)
         XCTAssertEqual(clients.wait(timeout: .now() + 60), .success, "clients did not finish")
         XCTAssertEqual(results.get(), Array(repeating: "0 wrong", count: 4))
         XCTAssertGreaterThan(NetPoller.mainLoopDeliveries.load(ordering: .relaxed), servedBefore,
