@@ -9,13 +9,16 @@ extension Runtime {
     /// `runUntilIdle()`'s loop (Embedding/RuntimeRunning.swift, which says why it polls).
     func serviceMainQueueUntilIdle() {
         ledger.drivingMainQueue.store(true, ordering: .releasing)
-        defer { ledger.drivingMainQueue.store(false, ordering: .releasing) }
+        defer {
+            NetPoller.releaseFromMainLoop(self)
+            ledger.drivingMainQueue.store(false, ordering: .releasing)
+        }
         var lastCheck = DispatchTime.now()
         while ledger.pending.load(ordering: .acquiring) > 0 {
             // Ended (a time limit, an interrupt) and no Lua runs any more: what is left does
             // nothing when it comes.
             if control.termination.load(ordering: .acquiring) != 0 && ledger.running.load(ordering: .acquiring) == 0 { return }
-            _ = Self.serviceMainQueue(timeout: 50)
+            serviceMainQueueAndSockets(timeout: 50)
             let now = DispatchTime.now()
             guard now.uptimeNanoseconds - lastCheck.uptimeNanoseconds > 50_000_000 else { continue }
             lastCheck = now
@@ -38,6 +41,22 @@ extension Runtime {
         guard n > 0 else { return false }
         if fds.0.revents != 0 { ld_main_queue_drain() }
         return fd >= 0 && fds.1.revents != 0
+    }
+
+    /// `serviceMainQueue` also waiting on `poller`'s set, whose ready sockets it serves first:
+    /// a block run meanwhile may retire the set and close its descriptor. Main thread only.
+    static func serviceMainQueue(timeout: Int32, poller: NetPoller) {
+        var fds = (pollfd(fd: ld_main_queue_handle(), events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: poller.set, events: Int16(POLLIN), revents: 0))
+        let n = withUnsafeMutableBytes(of: &fds) { p in
+            poll(p.baseAddress!.assumingMemoryBound(to: pollfd.self), 2, timeout)
+        }
+        guard n > 0 else { return }
+        if fds.1.revents != 0 {
+            NetPoller.mainLoopDeliveries.add(1, ordering: .relaxed)
+            poller.drain()
+        }
+        if fds.0.revents != 0 { ld_main_queue_drain() }
     }
 
     /// Blocks the main thread until `fd` is readable, servicing the main queue meanwhile

@@ -25,7 +25,10 @@ final class NetPoller: @unchecked Sendable {
     let runtime: Runtime
     let queue: QueueObject
     let set: Int32
-    private let source: DispatchSourceRead
+    let source: DispatchSourceRead
+    /// The main loop serves this set itself, its source suspended (NetPollerMainLoop.swift).
+    /// Guarded by `pollers`' lock.
+    var servedByMainLoop = false
     @exclusivity(unchecked) private var members: [UInt64: PollMember] = [:]
     @exclusivity(unchecked) private var nextToken: UInt64 = 1
 
@@ -38,7 +41,7 @@ final class NetPoller: @unchecked Sendable {
     /// Collections per delivery at most, so that other blocks of the queue get their turn.
     static let rounds = 16
 
-    private static let pollers = Mutex<[ObjectIdentifier: NetPoller]>([:])
+    static let pollers = Mutex<[ObjectIdentifier: NetPoller]>([:])
 
     /// The poller of `queue`, made on first use; an errno when the set cannot be made (EMFILE).
     /// Lock held.
@@ -85,6 +88,11 @@ final class NetPoller: @unchecked Sendable {
         guard members.isEmpty else { return }
         Self.pollers.withLock { all in
             if all[ObjectIdentifier(queue)] === self { all.removeValue(forKey: ObjectIdentifier(queue)) }
+            // A suspended source never runs its cancel handler: hand it back first.
+            if servedByMainLoop {
+                servedByMainLoop = false
+                source.resume()
+            }
         }
         runtime.workAdded()
         source.cancel()
@@ -96,7 +104,7 @@ final class NetPoller: @unchecked Sendable {
         lua_settop(T, 1)
     }
 
-    private func drain() {
+    func drain() {
         withUnsafeTemporaryAllocation(of: ld_netpoll_event.self, capacity: 64) { events in
             var n = ld_netpoll_collect(set, events.baseAddress, 64)
             guard n > 0 else { return }

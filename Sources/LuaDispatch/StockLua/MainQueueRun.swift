@@ -25,20 +25,23 @@ extension Runtime {
     /// `stop` is polled between passes (every 50 ms at most): true ends the run early.
     func serve(_ mode: RunMode, stop: () -> Bool) -> Bool {
         ledger.drivingMainQueue.store(true, ordering: .releasing)
-        defer { ledger.drivingMainQueue.store(false, ordering: .releasing) }
+        defer {
+            NetPoller.releaseFromMainLoop(self)
+            ledger.drivingMainQueue.store(false, ordering: .releasing)
+        }
         switch mode {
         case .nowait:
-            _ = Self.serviceMainQueue(timeout: 0)
+            serviceMainQueueAndSockets(timeout: 0)
         case .once:
             let entries = ledger.mainThreadEntries.load(ordering: .acquiring)
             while pendingWork > 0 && ledger.mainThreadEntries.load(ordering: .acquiring) == entries && !stop() {
-                _ = Self.serviceMainQueue(timeout: 50)
+                serviceMainQueueAndSockets(timeout: 50)
                 if stalledWork() != nil { break }
             }
         case .default:
             var lastCheck = DispatchTime.now()
             while pendingWork > 0 && !stop() {
-                _ = Self.serviceMainQueue(timeout: 50)
+                serviceMainQueueAndSockets(timeout: 50)
                 let now = DispatchTime.now()
                 guard now.uptimeNanoseconds - lastCheck.uptimeNanoseconds > 50_000_000 else { continue }
                 lastCheck = now
