@@ -116,8 +116,10 @@ final class FinalizerEndTests: XCTestCase {
 
     /// The first finalizer the end reaches leaves the collection: the run ends there, and the
     /// others start only in the end's clean-up (each ended), not in the run (each started and
-    /// waited for its own signal before: a hundred for a hundred), nor in the next script.
-    func testAHundredLoopingFinalizersEndAtTheFirst() throws {
+    /// waited for its own signal before: all of them), nor in the next script. Twenty: the
+    /// clean-up runs them for a second, and under AddressSanitizer at 20 us beside CI's other
+    /// runs 99 of a hundred were done in that second (the attack suite keeps the hundred).
+    func testLoopingFinalizersEndAtTheFirst() throws {
         let rt = TestRuntimes.make()
         let count = Box(0)
         rt.register(function: "started") { (_: [LuaValue]) -> [LuaValue] in
@@ -126,15 +128,15 @@ final class FinalizerEndTests: XCTestCase {
         }
         let started = DispatchTime.now()
         XCTAssertThrowsError(try rt.run(string: """
-            for i = 1, 100 do setmetatable({}, {__gc = function() started() while true do end end}) end
+            for i = 1, 20 do setmetatable({}, {__gc = function() started() while true do end end}) end
             collectgarbage()
             """, timeLimit: 0.5)) { XCTAssertEqual(($0 as? LuaScriptError)?.kind, .timeLimit, "\($0)") }
         // Read at once: the clean-up, which now has the interpreter, starts one a millisecond.
         let inTheRun = count.get()
         XCTAssertLessThan(seconds(since: started), 2.0)
-        XCTAssertLessThan(inTheRun, 50)
+        XCTAssertLessThan(inTheRun, 10)
         XCTAssertTrue(rt.waitUntilIdle(timeout: 10))
-        XCTAssertEqual(count.get(), 100)
+        XCTAssertEqual(count.get(), 20)
         // None is left to loop for ever in the next script, or in close.
         let next = within(20) { try? rt.run(string: "collectgarbage() return 1 + 1") }
         guard let next else { return XCTFail("the next script did not end") }
