@@ -36,8 +36,9 @@ static const char *script =
     "package.cpath = MODULE_DIR .. '/?.so;' .. package.cpath\n"
     "local d = require 'dispatch'\n"
     "local q = d.queue{label = 'c-host', concurrent = true}\n"
-    "local n = 0\n"
-    "for i = 1, 20 do q:async(function() d.sleep(0.001) n = n + 1 end) end\n"
+    "local n, count = 0, d.queue('count')\n"
+    // Blocks of a concurrent queue may switch between reading n and writing it.
+    "for i = 1, 20 do q:async(function() d.sleep(0.001) count:sync(function() n = n + 1 end) end) end\n"
     "q:barrier_sync(function() end)\n"
     "d.main:async(function() n = n + 1 end)\n"
     "d.run()\n"

@@ -110,7 +110,7 @@ final class ModuleToolingTests: XCTestCase {
         let r = try CLI.run([StockLua.moduleDirectory.path, "\(rounds)"], timeout: 300, executable: exe)
         XCTAssertEqual(r.status, 0, r.stderr)
         let lines = r.stdout.split(separator: "\n")
-        XCTAssertEqual(lines.count, rounds, r.stdout)
+        guard lines.count == rounds else { return XCTFail("\(lines.count) rounds of \(rounds): \(r.stdout)") }
         func numbers(_ line: Substring) -> (threads: Int, kB: Int) {
             let parts = line.split(separator: " ")
             return (Int(parts[2])!, Int(parts[4])!)
