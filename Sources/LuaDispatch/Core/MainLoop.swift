@@ -33,30 +33,32 @@ extension Runtime {
     /// Runs what is ready on the main queue, waiting up to `timeout` ms for it (-1: for ever),
     /// or until `fd` (if not -1) is readable; returns whether `fd` is readable. Main thread only.
     static func serviceMainQueue(timeout: Int32, fd: Int32 = -1) -> Bool {
+        let ready = pollMainQueue(timeout: timeout, fd: fd)
+        if ready.mainQueue { ld_main_queue_drain() }
+        return ready.fd
+    }
+
+    /// Waits up to `timeout` ms for the main queue's handle or `fd` (if not -1) to be readable;
+    /// drains nothing. Main thread only.
+    static func pollMainQueue(timeout: Int32, fd: Int32) -> (mainQueue: Bool, fd: Bool) {
         var fds = (pollfd(fd: ld_main_queue_handle(), events: Int16(POLLIN), revents: 0),
                    pollfd(fd: fd, events: Int16(POLLIN), revents: 0))
         let n = withUnsafeMutableBytes(of: &fds) { p in
             poll(p.baseAddress!.assumingMemoryBound(to: pollfd.self), fd >= 0 ? 2 : 1, timeout)
         }
-        guard n > 0 else { return false }
-        if fds.0.revents != 0 { ld_main_queue_drain() }
-        return fd >= 0 && fds.1.revents != 0
+        guard n > 0 else { return (false, false) }
+        return (fds.0.revents != 0, fd >= 0 && fds.1.revents != 0)
     }
 
     /// `serviceMainQueue` also waiting on `poller`'s set, whose ready sockets it serves first:
     /// a block run meanwhile may retire the set and close its descriptor. Main thread only.
     static func serviceMainQueue(timeout: Int32, poller: NetPoller) {
-        var fds = (pollfd(fd: ld_main_queue_handle(), events: Int16(POLLIN), revents: 0),
-                   pollfd(fd: poller.set, events: Int16(POLLIN), revents: 0))
-        let n = withUnsafeMutableBytes(of: &fds) { p in
-            poll(p.baseAddress!.assumingMemoryBound(to: pollfd.self), 2, timeout)
-        }
-        guard n > 0 else { return }
-        if fds.1.revents != 0 {
+        let ready = pollMainQueue(timeout: timeout, fd: poller.set)
+        if ready.fd {
             NetPoller.mainLoopDeliveries.add(1, ordering: .relaxed)
             poller.drain()
         }
-        if fds.0.revents != 0 { ld_main_queue_drain() }
+        if ready.mainQueue { ld_main_queue_drain() }
     }
 
     /// Blocks the main thread until `fd` is readable, servicing the main queue meanwhile
