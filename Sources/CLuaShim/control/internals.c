@@ -1,4 +1,4 @@
-// Three fields of liblua's lua_State. The runtime sets `allowhook`, which Lua clears while a hook,
+// Four fields of liblua's lua_State and two of its CallInfo. The runtime sets `allowhook`, which Lua clears while a hook,
 // a finalizer (`__gc`) or a message handler called from a hook runs, so that no hook fires
 // there. An end (a time limit, `interrupt()`) sets it again, so that the code running there
 // is ended as any other (switching.c): a `__gc` or an `xpcall` handler that never returns no
@@ -8,10 +8,14 @@
 // `errorJmp`, the state's innermost protected call, to know that an error raised on the state
 // has somewhere to go, and clears `errfunc`, that call's message handler, for an error raised
 // without it (finalizers.c); both checked likewise, and never used if they do not match.
+// It sets the trap of the innermost Lua call (`ci`, CallInfo's `trap` and `callstatus`), which
+// lua_sethook sets on every call of the stack: a signal that finds the switch hook already on
+// need not walk 300,000 calls (switching.c).
 #include "ld_internals.h"
 
 #include <lua5.4/lauxlib.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 
 // lstate.h 5.4.4: struct lua_State { GCObject *next; lu_byte tt; lu_byte marked; lu_byte
@@ -23,14 +27,33 @@ enum { OFFSET_STATUS = sizeof(void *) + 2, OFFSET_ALLOWHOOK = sizeof(void *) + 3
 // CallInfo base_ci (8 pointer-sized words); volatile lua_Hook hook; ptrdiff_t errfunc.
 enum { OFFSET_ERRORJMP = 11 * sizeof(void *), OFFSET_ERRFUNC = 21 * sizeof(void *) };
 
-static int layout_known, errorjmp_known;
+// ... CallInfo *ci: the fifth pointer-sized word. lstate.h's CallInfo: StkId func, top;
+// CallInfo *previous, *next; union { struct { const Instruction *savedpc; volatile l_signalT
+// trap; int nextraargs; } l; ... (24 bytes) } u; union { int ... } u2; short nresults;
+// unsigned short callstatus. CIST_C: a C function's call; CIST_HOOKED: a hook runs in it.
+enum { OFFSET_CI = 4 * sizeof(void *), OFFSET_BASE_CI = 12 * sizeof(void *) };
+enum { CI_PREVIOUS = 2 * sizeof(void *), CI_TRAP = 5 * sizeof(void *), CI_CALLSTATUS = 8 * sizeof(void *) - 2 };
+enum { CIST_C = 1 << 1, CIST_HOOKED = 1 << 3 };
+
+static int layout_known, errorjmp_known, callinfo_known;
+static int seen_callinfo;
 static unsigned char seen_in_hook = 0xff;
 
 static unsigned char byte_at(lua_State *L, size_t offset) { return *((volatile unsigned char *)L + offset); }
 
+static char *current_call(lua_State *L) { return *(char *volatile *)((char *)L + OFFSET_CI); }
+static char *previous_call(char *ci) { return *(char *volatile *)(ci + CI_PREVIOUS); }
+static unsigned short call_status(char *ci) { return *(volatile unsigned short *)(ci + CI_CALLSTATUS); }
+static volatile sig_atomic_t *trap_of(char *ci) { return (volatile sig_atomic_t *)(ci + CI_TRAP); }
+
 static void probe_hook(lua_State *L, lua_Debug *ar) {
     (void)ar;
     seen_in_hook = byte_at(L, OFFSET_ALLOWHOOK);
+    // The chunk's call, called from C (base_ci), a hook running in it, its trap set.
+    char *ci = current_call(L);
+    seen_callinfo = ci != NULL && !(call_status(ci) & CIST_C) && (call_status(ci) & CIST_HOOKED) &&
+                    *trap_of(ci) == 1 && previous_call(ci) == (char *)L + OFFSET_BASE_CI &&
+                    (call_status((char *)L + OFFSET_BASE_CI) & CIST_C);
 }
 
 static int yielder(lua_State *L) { return lua_yield(L, 0); }
@@ -81,6 +104,8 @@ static void probe(void) {
     ok = ok && lua_resume(co, L, 0, &n) == LUA_YIELD && lua_status(co) == LUA_YIELD &&
          byte_at(co, OFFSET_STATUS) == LUA_YIELD && byte_at(co, OFFSET_ALLOWHOOK) == 1;
     errorjmp_known = ok && probe_errorjmp(L);
+    // Outside the chunk, the current call is the base one (C) again.
+    callinfo_known = ok && seen_callinfo && current_call(L) == (char *)L + OFFSET_BASE_CI;
     lua_close(L);
     layout_known = ok;
 }
@@ -100,4 +125,17 @@ const void *ld_protected_call(lua_State *L) { return errorjmp_known && L != NULL
 
 void ld_drop_message_handler(lua_State *L) {
     if (errorjmp_known) *errfunc(L) = 0;
+}
+
+int ld_retrap_innermost_lua_call(lua_State *L) {
+    if (!callinfo_known || L == NULL) return 0;
+    // C calls above it are few (LUAI_MAXCCALLS bounds them): past this many, do it Lua's way.
+    char *ci = current_call(L);
+    for (int i = 0; ci != NULL && i < 256; i++, ci = previous_call(ci)) {
+        if (!(call_status(ci) & CIST_C)) {
+            *trap_of(ci) = 1;
+            return 1;
+        }
+    }
+    return 0;
 }

@@ -137,7 +137,11 @@ static void hook_state(void) {
         // itself off) and was about to clear the running call's trap. The hook then stayed
         // on, never called: a loop with no calls ran on through every later signal, which
         // found the hook on and returned (a time limit's end seen to hang for minutes).
-        lua_sethook(e->L, switch_hook, lua_gethookmask(e->L), lua_gethookcount(e->L));
+        // Only that call's trap: lua_sethook walks every call of the stack, and an end's
+        // signal every millisecond on a stack 240,000 calls deep took all the time of the
+        // collection it interrupted, which never finished.
+        if (!ld_retrap_innermost_lua_call(e->L))
+            lua_sethook(e->L, switch_hook, lua_gethookmask(e->L), lua_gethookcount(e->L));
         return;
     }
     // Whatever hook is there now is the script's (it may have changed since an earlier switch).

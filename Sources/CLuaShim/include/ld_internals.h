@@ -20,10 +20,15 @@ const void *ld_protected_call(lua_State *L);
 /// ld_protected_call answered non-NULL.
 void ld_drop_message_handler(lua_State *L);
 
+/// Marks the innermost Lua call of `L` to trace again, as lua_sethook marks every call of the
+/// stack: 1 when done, 0 when it cannot be (layout unknown, no Lua call): then call lua_sethook.
+/// For a hook that is already on `L`. Safe in a signal handler on `L`'s thread.
+int ld_retrap_innermost_lua_call(lua_State *L);
+
 /// While `lock`'s interpreter is ending its code, signals its holder again, as ld_lock_terminate
 /// did (switching.c): Lua clears `allowhook` anew at each finalizer it runs, and the holder's
-/// innermost state may have changed since. The runtime calls it every 10 milliseconds
-/// until the end is over.
+/// innermost state may have changed since. The runtime calls it every millisecond until
+/// the end is over.
 typedef struct ld_lock ld_lock;
 void ld_lock_poke(ld_lock *lock);
 

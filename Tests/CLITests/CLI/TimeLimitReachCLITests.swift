@@ -39,6 +39,13 @@ final class TimeLimitReachCLITests: XCTestCase {
             g(150)
             """),
         ("concurrent_map tasks", #"require("dispatch").concurrent_map(5e6, function() end, {chunk = 1})"#),
+        // The end's signal, every millisecond, once re-marked all 240,000 calls (over a
+        // millisecond's work): the collection it interrupted never went on.
+        ("full collections on a deep stack", """
+            local t = {} for i = 1, 5e5 do t[i] = {} end
+            local function f(n) if n == 0 then while true do collectgarbage() end end return 1 + f(n - 1) end
+            f(240000)
+            """),
     ]
 
     func testEachEndsWithTheLimitsMessageBeforeTheBackstop() throws {
