@@ -37,6 +37,12 @@ final class TimeLimitReachTests: XCTestCase {
             d.global():async(function() string.find(("a"):rep(40), ("a*"):rep(20) .. "b") end)
             """),
         ("concurrent_map tasks", #"require("dispatch").concurrent_map(5e6, function() end, {chunk = 1})"#),
+        // Signals that each re-marked 240,000 calls held the collection back for ever.
+        ("full collections on a deep stack", """
+            local t = {} for i = 1, 5e5 do t[i] = {} end
+            local function f(n) if n == 0 then while true do collectgarbage() end end return 1 + f(n - 1) end
+            f(240000)
+            """),
     ]
 
     func testEachEndsWithTheLimitsErrorWithinHalfASecond() throws {
