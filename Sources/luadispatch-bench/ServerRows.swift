@@ -98,6 +98,17 @@ enum ServerRows {
         return (tests, server)
     }
 
+    /// The ceiling columns: the same server in Swift (-O, no Lua) in both native designs
+    /// (`luadispatch-native serve PROTOCOL source|epoll`).
+    static func ceilings(_ proto: String) -> [(name: String, argv: [String])] {
+        [("native source per connection", [CLIRows.native, "serve", proto, "source"]),
+         ("native epoll set", [CLIRows.native, "serve", proto, "epoll"])]
+    }
+
+    static func ceilingNote(_ name: String, _ rps: Double, _ luv: Double, _ detail: String = "") -> String {
+        "\(name) " + String(format: "%.0f req/s, %.2fx luv", rps, rps / luv) + detail
+    }
+
     /// The worst test's ratio decides: `lua` and `baseline` are that test's requests/s.
     static func redis(_ name: String, pipeline: Int, target: Double) -> Row {
         Row(name: name, unit: "req/s", baselineName: "luv, lua5.4", better: .higher,
@@ -110,9 +121,15 @@ enum ServerRows {
             func ratio(_ t: String) -> Double { a.tests[t]!.rps / b.tests[t]!.rps }
             guard let worst = tests.min(by: { ratio($0) < ratio($1) }) else { throw BenchError("no common tests") }
             let ratios = tests.map { "\($0) \(String(format: "%.2f", ratio($0)))x" }.joined(separator: ", ")
+            // The ceilings' worst test against luv's same test.
+            let native = try ceilings("redis").map { c -> String in
+                let r = try redisSide(c.argv, n: n, pipeline: pipeline).tests
+                let t = tests.filter { r[$0] != nil }.min(by: { r[$0]!.rps / b.tests[$0]!.rps < r[$1]!.rps / b.tests[$1]!.rps }) ?? worst
+                return ceilingNote(c.name, r[t]?.rps ?? .nan, b.tests[t]!.rps, " (worst \(t))")
+            }
             return Measurement(lua: a.tests[worst]!.rps, baseline: b.tests[worst]!.rps,
                                notes: "-c50 -P\(pipeline) -n \(n): worst \(worst); \(ratios); (the highest test's) "
-                                   + a.server.limits(against: b.server))
+                                   + a.server.limits(against: b.server) + "; ceilings: " + native.joined(separator: ", "))
         }
     }
 
@@ -156,8 +173,10 @@ enum ServerRows {
                 return (rps, total, p99(text))
             }
             let (a, b) = try CLIRows.inTurn(lua: { try run(lua, load) }, native: { try run(luv, load) })
+            let native = try ceilings("http").map { ceilingNote($0.name, try run($0.argv, load).rps, b.rps) }
             return Measurement(lua: a.rps, baseline: b.rps,
-                               notes: "\(template.dropLast().joined(separator: " ")); " + a.limits(against: b))
+                               notes: "\(template.dropLast().joined(separator: " ")); " + a.limits(against: b)
+                                   + "; ceilings: " + native.joined(separator: ", "))
         }
     }
 }
