@@ -14,7 +14,7 @@ enum ServerRows {
     static var rows: [Row] {
         let missing = ["redis-benchmark", "wrk", "ab"].filter { tool(tool: $0) == nil }
         guard missing.isEmpty else {
-            FileHandle.standardError.write(Data("net_redis and net_http rows skipped: \(missing.joined(separator: ", ")) missing (scripts/setup --bench)\n".utf8))
+            FileHandle.standardError.write(Data("net_redis, net_http and net_reset_recovery rows skipped: \(missing.joined(separator: ", ")) missing (scripts/setup --bench)\n".utf8))
             return []
         }
         return all
@@ -31,6 +31,7 @@ enum ServerRows {
         http("net_http_wrk_p16", ["wrk", "--latency", "-t1", "-c64", "-d{s}s", "-s", "{pipeline}", "{url}"]),
         http("net_http_ab_k", ["ab", "-q", "-k", "-c32", "-n{n}", "{url}"]),
         http("net_http_ab", ["ab", "-q", "-c32", "-n{n}", "{url}"]),
+        ResetRow.row,
     ]
 
     static func client(_ argv: [String]) throws -> String {
