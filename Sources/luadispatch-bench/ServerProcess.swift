@@ -97,8 +97,10 @@ struct ServerFigures {
     func limits(against luv: ServerFigures) -> String {
         let maxThreads = 2 * ProcessInfo.processInfo.activeProcessorCount + 4
         func yn(_ b: Bool) -> String { b ? "yes" : "NO" }
-        let p99ratio = luv.p99 > 0 ? p99 / luv.p99 : .infinity
-        return "p99 " + String(format: "%.2f vs %.2f ms (%.2fx", p99, luv.p99, p99ratio) + ", <= 1.5x \(yn(p99ratio <= 1.5)))"
+        let p99ratio = p99 / luv.p99
+        return (p99ratio.isFinite
+                ? "p99 " + String(format: "%.2f vs %.2f ms (%.2fx", p99, luv.p99, p99ratio) + ", <= 1.5x \(yn(p99ratio <= 1.5)))"
+                : "p99 " + String(format: "%.2f vs %.2f ms", p99, luv.p99) + " (the client printed none: not judged)")
             + "; threads \(threads) vs \(luv.threads) (<= \(maxThreads) \(yn(threads <= maxThreads)))"
             + "; RSS after " + String(format: "%.1f vs %.1f MiB", rss, luv.rss) + " (<= 16 \(yn(rss <= 16)))"
             + "; server CPU " + String(format: "%.1f vs %.1f us/req", cpu, luv.cpu)

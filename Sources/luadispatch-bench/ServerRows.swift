@@ -135,12 +135,13 @@ enum ServerRows {
     }
 
     /// The 99th percentile latency in wrk's `--latency` table ("99%    8.94ms") or ab's
-    /// ("99%      3", ms), in ms.
+    /// ("99%      3", ms), in ms; NaN when the client printed none.
     static func p99(_ text: String) -> Double {
         guard let line = text.split(separator: "\n").first(where: { $0.trimmingCharacters(in: .whitespaces).hasPrefix("99%") }),
               let value = line.split(separator: " ").dropFirst().first else { return .nan }
         let digits = value.prefix(while: { $0.isNumber || $0 == "." })
-        guard let x = Double(digits) else { return .nan }
+        // wrk prints 0.00us for the upper percentiles in some pipelined runs: not a figure.
+        guard let x = Double(digits), x > 0 else { return .nan }
         switch value.dropFirst(digits.count) {
         case "us": return x / 1000
         case "s": return x * 1000
@@ -157,13 +158,14 @@ enum ServerRows {
             let n = max(5_000, Int(50_000 * scale))
             let (lua, luv) = try sides("http-server.lua", "http-luv.lua")
             let pipeline = try Locations.repositoryFile("scripts/benchmarks/wrk-pipeline.lua")
+            let fill = { (port: Int, arg: String) in
+                arg.replacingOccurrences(of: "{url}", with: "http://127.0.0.1:\(port)/")
+                    .replacingOccurrences(of: "{s}", with: "\(seconds)")
+                    .replacingOccurrences(of: "{n}", with: "\(n)")
+                    .replacingOccurrences(of: "{pipeline}", with: pipeline)
+            }
             let load: Load = { port in
-                let argv = template.map {
-                    $0.replacingOccurrences(of: "{url}", with: "http://127.0.0.1:\(port)/")
-                        .replacingOccurrences(of: "{s}", with: "\(seconds)")
-                        .replacingOccurrences(of: "{n}", with: "\(n)")
-                        .replacingOccurrences(of: "{pipeline}", with: pipeline)
-                }
+                let argv = template.map { fill(port, $0) }
                 let text = try client(argv)
                 guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("Requests/sec:") || $0.hasPrefix("Requests per second:") }),
                       let rps = line.split(separator: " ").compactMap({ Double($0) }).first else {
@@ -176,7 +178,7 @@ enum ServerRows {
             let (a, b) = try CLIRows.inTurn(lua: { try run(lua, load) }, native: { try run(luv, load) })
             let native = try ceilings("http").map { ceilingNote($0.name, try run($0.argv, load).rps, b.rps) }
             return Measurement(lua: a.rps, baseline: b.rps,
-                               notes: "\(template.dropLast().joined(separator: " ")); " + a.limits(against: b)
+                               notes: "\(template.dropLast().map { fill(0, $0.replacingOccurrences(of: "{pipeline}", with: "wrk-pipeline.lua")) }.joined(separator: " ")); " + a.limits(against: b)
                                    + "; ceilings: " + native.joined(separator: ", "))
         }
     }
