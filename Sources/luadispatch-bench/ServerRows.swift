@@ -106,8 +106,8 @@ enum ServerRows {
          ("native epoll set", [CLIRows.native, "serve", proto, "epoll"])]
     }
 
-    static func ceilingNote(_ name: String, _ rps: Double, _ luv: Double, _ detail: String = "") -> String {
-        "\(name) " + String(format: "%.0f req/s, %.2fx luv", rps, rps / luv) + detail
+    static func ceilingNote(_ name: String, _ rps: Double, _ luv: Double, cpu: Double, _ detail: String = "") -> String {
+        "\(name) " + String(format: "%.0f req/s, %.2fx luv, %.1f us/req", rps, rps / luv, cpu) + detail
     }
 
     /// The worst test's ratio decides: `lua` and `baseline` are that test's requests/s.
@@ -124,9 +124,10 @@ enum ServerRows {
             let ratios = tests.map { "\($0) \(String(format: "%.2f", ratio($0)))x" }.joined(separator: ", ")
             // The ceilings' worst test against luv's same test.
             let native = try ceilings("redis").map { c -> String in
-                let r = try redisSide(c.argv, n: n, pipeline: pipeline).tests
+                let side = try redisSide(c.argv, n: n, pipeline: pipeline)
+                let r = side.tests
                 let t = tests.filter { r[$0] != nil }.min(by: { r[$0]!.rps / b.tests[$0]!.rps < r[$1]!.rps / b.tests[$1]!.rps }) ?? worst
-                return ceilingNote(c.name, r[t]?.rps ?? .nan, b.tests[t]!.rps, " (worst \(t))")
+                return ceilingNote(c.name, r[t]?.rps ?? .nan, b.tests[t]!.rps, cpu: side.server.cpu, " (worst \(t))")
             }
             return Measurement(lua: a.tests[worst]!.rps, baseline: b.tests[worst]!.rps,
                                notes: "-c50 -P\(pipeline) -n \(n): worst \(worst); \(ratios); (the highest test's) "
@@ -176,7 +177,10 @@ enum ServerRows {
                 return (rps, total, p99(text))
             }
             let (a, b) = try CLIRows.inTurn(lua: { try run(lua, load) }, native: { try run(luv, load) })
-            let native = try ceilings("http").map { ceilingNote($0.name, try run($0.argv, load).rps, b.rps) }
+            let native = try ceilings("http").map { c in
+                let r = try run(c.argv, load)
+                return ceilingNote(c.name, r.rps, b.rps, cpu: r.cpu)
+            }
             return Measurement(lua: a.rps, baseline: b.rps,
                                notes: "\(template.dropLast().map { fill(0, $0.replacingOccurrences(of: "{pipeline}", with: "wrk-pipeline.lua")) }.joined(separator: " ")); " + a.limits(against: b)
                                    + "; ceilings: " + native.joined(separator: ", "))
