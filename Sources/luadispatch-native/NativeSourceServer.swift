@@ -26,8 +26,8 @@ struct NativeOutput {
 }
 
 /// Design (a): a Dispatch read source per connection (and on the listener), every handler on
-/// one serial queue; a write source per connection only while replies wait for the socket to
-/// take them.
+/// one serial queue; a connection's write source is made at its first EAGAIN and runs only
+/// while replies wait for the socket to take them.
 enum NativeSourceServer {
     final class Connection {
         let fd: Int32
