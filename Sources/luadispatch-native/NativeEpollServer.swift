@@ -14,7 +14,7 @@ enum NativeEpollServer {
     static let epollCtl = unsafeBitCast(dlsym(nil, "epoll_ctl"), to: Ctl.self)
     static let epollWait = unsafeBitCast(dlsym(nil, "epoll_wait"), to: Wait.self)
     static let IN: UInt32 = 0x001, OUT: UInt32 = 0x004, ERR: UInt32 = 0x008, HUP: UInt32 = 0x010
-    static let add: Int32 = 1, del: Int32 = 2, mod: Int32 = 3
+    static let add: Int32 = 1, mod: Int32 = 3
     // struct epoll_event is packed on x86_64 (events, then 8 bytes of data at offset 4).
     #if arch(x86_64)
     static let eventSize = 12, dataOffset = 4
@@ -85,8 +85,12 @@ enum NativeEpollServer {
 
         func acceptAll() {
             while let c = NativeServe.accept(lfd) {
-                connections[c] = Connection(c, make())
-                if watch(c, add, IN) != 0 { close(connections[c]!) }
+                let conn = Connection(c, make())
+                connections[c] = conn
+                if watch(c, add, IN) != 0 { close(conn); continue }
+                // A client usually sends its request as it connects: read it now rather than
+                // after another delivery.
+                read(conn)
             }
         }
 
@@ -119,8 +123,7 @@ enum NativeEpollServer {
 
         func close(_ c: Connection) {
             guard connections[c.fd] === c else { return }
-            _ = watch(c.fd, del, 0)
-            connections[c.fd] = nil
+            connections[c.fd] = nil  // closing the only descriptor takes it out of the set
             Glibc.close(c.fd)
         }
     }

@@ -256,14 +256,16 @@ enum NativeServe {
     /// One accepted connection, non-blocking, TCP_NODELAY (as the luv servers set it), or nil
     /// when none is waiting (or descriptors ran out: the next readiness retries).
     static func accept(_ lfd: Int32) -> Int32? {
-        let c = Glibc.accept(lfd, nil, nil)
+        let c = accept4(lfd, nil, nil, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
         guard c >= 0 else { return nil }
-        _ = fcntl(c, F_SETFD, FD_CLOEXEC)
-        _ = fcntl(c, F_SETFL, fcntl(c, F_GETFL) | O_NONBLOCK)
         var one: Int32 = 1
         setsockopt(c, Int32(IPPROTO_TCP), TCP_NODELAY, &one, 4)
         return c
     }
+
+    /// accept4(2), which Glibc's module leaves out: flags set in the same call.
+    static let accept4 = unsafeBitCast(dlsym(nil, "accept4"),
+                                       to: (@convention(c) (Int32, UnsafeMutablePointer<sockaddr>?, UnsafeMutablePointer<socklen_t>?, Int32) -> Int32).self)
 
     /// `luadispatch-native serve redis|http source|epoll [PORT]`: prints the port, then serves
     /// until killed.

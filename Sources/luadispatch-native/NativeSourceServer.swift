@@ -123,6 +123,9 @@ enum NativeSourceServer {
                 let conn = Connection(c, make(), queue)
                 open[c] = conn
                 conn.start()
+                // A client usually sends its request as it connects: read it now rather than
+                // after the new source's first event.
+                conn.readable()
             }
         }
         accepts.resume()
