@@ -5,14 +5,16 @@ import Foundation
 /// `lua5.4` (scripts/benchmarks/*-luv.lua, the same protocol code), loaded by `redis-benchmark`
 /// (redis-tools), `wrk` and `ab` (apache2-utils) on loopback, in bounded runs
 /// (`scripts/setup --bench` installs the clients). Each measurement starts a fresh server for
-/// each side, the side that goes first alternating.
+/// each side, the side that goes first alternating. Besides requests/s, the notes hold each
+/// side's p99 latency, most threads during the load, resident memory after it and CPU time
+/// per request, against the limits the servers are held to.
 enum ServerRows {
     /// The rows, when the load generators are installed; otherwise none, and a note on
     /// standard error (they are a bench-only install, which CI and the smoke test may lack).
     static var rows: [Row] {
         let missing = ["redis-benchmark", "wrk", "ab"].filter { tool(tool: $0) == nil }
         guard missing.isEmpty else {
-            FileHandle.standardError.write(Data("net_redis and net_http rows skipped: \(missing.joined(separator: ", ")) missing (scripts/setup --bench)\n".utf8))
+            FileHandle.standardError.write(Data("net_redis, net_http and net_reset_recovery rows skipped: \(missing.joined(separator: ", ")) missing (scripts/setup --bench)\n".utf8))
             return []
         }
         return all
@@ -25,49 +27,12 @@ enum ServerRows {
     static let all: [Row] = [
         redis("net_redis", pipeline: 1, target: 0.9),
         redis("net_redis_p16", pipeline: 16, target: 1.0),
-        http("net_http_wrk", ["wrk", "-t1", "-c64", "-d{s}s", "{url}"]),
-        http("net_http_wrk_p16", ["wrk", "-t1", "-c64", "-d{s}s", "-s", "{pipeline}", "{url}"]),
+        http("net_http_wrk", ["wrk", "--latency", "-t1", "-c64", "-d{s}s", "{url}"]),
+        http("net_http_wrk_p16", ["wrk", "--latency", "-t1", "-c64", "-d{s}s", "-s", "{pipeline}", "{url}"]),
         http("net_http_ab_k", ["ab", "-q", "-k", "-c32", "-n{n}", "{url}"]),
         http("net_http_ab", ["ab", "-q", "-c32", "-n{n}", "{url}"]),
+        ResetRow.row,
     ]
-
-    /// A server process, its port, and its CPU time (user + system, seconds) so far.
-    final class Server {
-        let process = Process()
-        let port: Int
-
-        init(_ argv: [String]) throws {
-            process.executableURL = URL(fileURLWithPath: argv[0])
-            process.arguments = Array(argv.dropFirst())
-            let out = Pipe()
-            process.standardOutput = out
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            var line = Data()
-            while !line.contains(10) {
-                let chunk = out.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                line += chunk
-            }
-            guard let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) else {
-                process.terminate()
-                throw BenchError("\(argv.joined(separator: " ")) printed no port")
-            }
-            self.port = port
-        }
-
-        var cpuSeconds: Double {
-            guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")") else { return 0 }
-            let f = stat[stat.index(after: close)...].split(separator: " ")
-            return ((Double(f[11]) ?? 0) + (Double(f[12]) ?? 0)) / Double(sysconf(Int32(_SC_CLK_TCK)))
-        }
-
-        func stop() {
-            process.terminate()
-            process.waitUntilExit()
-        }
-    }
 
     static func client(_ argv: [String]) throws -> String {
         guard let path = tool(tool: argv[0]) else {
@@ -85,13 +50,20 @@ enum ServerRows {
         return String(decoding: data, as: UTF8.self)
     }
 
-    /// Runs `load(port)` against a fresh server: (requests/s, server CPU µs per request).
-    static func run(_ server: [String], _ load: (Int) throws -> (rps: Double, requests: Double)) throws -> (rps: Double, cpu: Double) {
-        let s = try Server(server)
+    /// What a load reports: requests/s, requests made, p99 latency (ms).
+    typealias Load = (Int) throws -> (rps: Double, requests: Double, p99: Double)
+
+    /// Runs `load(port)` against a fresh server, its threads sampled during the load and its
+    /// resident memory read after it, just before it is stopped.
+    static func run(_ server: [String], _ load: Load) throws -> ServerFigures {
+        let s = try ServerProcess(server)
         defer { s.stop() }
         let before = s.cpuSeconds
+        s.startSampling()
         let r = try load(s.port)
-        return (r.rps, (s.cpuSeconds - before) * 1e6 / max(r.requests, 1))
+        let threads = s.stopSampling()
+        let cpu = (s.cpuSeconds - before) * 1e6 / max(r.requests, 1)
+        return ServerFigures(rps: r.rps, cpu: cpu, p99: r.p99, threads: threads, rss: s.rssMiB)
     }
 
     static func sides(_ example: String, _ luv: String) throws -> (lua: [String], luv: [String]) {
@@ -99,17 +71,43 @@ enum ServerRows {
          ["/usr/bin/lua5.4", try Locations.repositoryFile("scripts/benchmarks/" + luv)])
     }
 
-    /// redis-benchmark's PING, SET, GET and INCR figures (requests/s, by test).
-    static func redisBenchmark(_ port: Int, n: Int, pipeline: Int) throws -> [String: Double] {
+    /// redis-benchmark's PING, SET, GET and INCR figures by test: requests/s and p99 (ms).
+    static func redisBenchmark(_ port: Int, n: Int, pipeline: Int) throws -> [String: (rps: Double, p99: Double)] {
         let text = try client(["redis-benchmark", "-p", "\(port)", "-c", "50", "-n", "\(n)", "-P", "\(pipeline)",
                                "-t", "ping,set,get,incr", "--csv"])
-        var rps: [String: Double] = [:]
+        var tests: [String: (rps: Double, p99: Double)] = [:]
+        var p99Column: Int?
         for line in text.split(separator: "\n") {
             let f = line.split(separator: ",").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
-            if f.count >= 2, let v = Double(f[1]) { rps[f[0]] = v }
+            if let c = f.firstIndex(of: "p99_latency_ms") { p99Column = c }
+            if f.count >= 2, let v = Double(f[1]) {
+                tests[f[0]] = (v, p99Column.flatMap { $0 < f.count ? Double(f[$0]) : nil } ?? .nan)
+            }
         }
-        guard rps.count >= 4 else { throw BenchError("redis-benchmark printed: \(text)") }
-        return rps
+        guard tests.count >= 4 else { throw BenchError("redis-benchmark printed: \(text)") }
+        return tests
+    }
+
+    /// One server under redis-benchmark: every test's figures, and the server's (p99: the
+    /// highest test's).
+    static func redisSide(_ argv: [String], n: Int, pipeline: Int) throws -> (tests: [String: (rps: Double, p99: Double)], server: ServerFigures) {
+        var tests: [String: (rps: Double, p99: Double)] = [:]
+        let server = try run(argv) { port in
+            tests = try redisBenchmark(port, n: n, pipeline: pipeline)
+            return (0, Double(n * tests.count), tests.values.map(\.p99).max() ?? .nan)
+        }
+        return (tests, server)
+    }
+
+    /// The ceiling columns: the same server in Swift (-O, no Lua) in both native designs
+    /// (`luadispatch-native serve PROTOCOL source|epoll`).
+    static func ceilings(_ proto: String) -> [(name: String, argv: [String])] {
+        [("native source per connection", [CLIRows.native, "serve", proto, "source"]),
+         ("native epoll set", [CLIRows.native, "serve", proto, "epoll"])]
+    }
+
+    static func ceilingNote(_ name: String, _ rps: Double, _ luv: Double, cpu: Double, _ detail: String = "") -> String {
+        "\(name) " + String(format: "%.0f req/s, %.2fx luv, %.1f us/req", rps, rps / luv, cpu) + detail
     }
 
     /// The worst test's ratio decides: `lua` and `baseline` are that test's requests/s.
@@ -118,29 +116,37 @@ enum ServerRows {
             target: ">= \(target)x luv", meets: { _, _, r in r >= target }) { scale in
             let n = max(10_000, Int(100_000 * scale * Double(pipeline > 1 ? 4 : 1)))
             let (lua, luv) = try sides("redis-server.lua", "redis-luv.lua")
-            var cpu = (lua: 0.0, luv: 0.0)
-            let (a, b) = try CLIRows.inTurn(lua: { () throws -> [String: Double] in
-                var figures: [String: Double] = [:]
-                let r = try run(lua) { port in
-                    figures = try redisBenchmark(port, n: n, pipeline: pipeline)
-                    return (0, Double(n * figures.count))
-                }
-                cpu.lua = r.cpu
-                return figures
-            }, native: { () throws -> [String: Double] in
-                var figures: [String: Double] = [:]
-                let r = try run(luv) { port in
-                    figures = try redisBenchmark(port, n: n, pipeline: pipeline)
-                    return (0, Double(n * figures.count))
-                }
-                cpu.luv = r.cpu
-                return figures
-            })
-            let tests = a.keys.filter { b[$0] != nil }.sorted()
-            guard let worst = tests.min(by: { a[$0]! / b[$0]! < a[$1]! / b[$1]! }) else { throw BenchError("no common tests") }
-            let ratios = tests.map { "\($0) \(String(format: "%.2f", a[$0]! / b[$0]!))x" }.joined(separator: ", ")
-            return Measurement(lua: a[worst]!, baseline: b[worst]!,
-                               notes: "-c50 -P\(pipeline) -n \(n): worst \(worst); \(ratios); server CPU \(String(format: "%.1f", cpu.lua)) vs \(String(format: "%.1f", cpu.luv)) us/req")
+            let (a, b) = try CLIRows.inTurn(lua: { try redisSide(lua, n: n, pipeline: pipeline) },
+                                            native: { try redisSide(luv, n: n, pipeline: pipeline) })
+            let tests = a.tests.keys.filter { b.tests[$0] != nil }.sorted()
+            func ratio(_ t: String) -> Double { a.tests[t]!.rps / b.tests[t]!.rps }
+            guard let worst = tests.min(by: { ratio($0) < ratio($1) }) else { throw BenchError("no common tests") }
+            let ratios = tests.map { "\($0) \(String(format: "%.2f", ratio($0)))x" }.joined(separator: ", ")
+            // The ceilings' worst test against luv's same test.
+            let native = try ceilings("redis").map { c -> String in
+                let side = try redisSide(c.argv, n: n, pipeline: pipeline)
+                let r = side.tests
+                let t = tests.filter { r[$0] != nil }.min(by: { r[$0]!.rps / b.tests[$0]!.rps < r[$1]!.rps / b.tests[$1]!.rps }) ?? worst
+                return ceilingNote(c.name, r[t]?.rps ?? .nan, b.tests[t]!.rps, cpu: side.server.cpu, " (worst \(t))")
+            }
+            return Measurement(lua: a.tests[worst]!.rps, baseline: b.tests[worst]!.rps,
+                               notes: "-c50 -P\(pipeline) -n \(n): worst \(worst); \(ratios); (the highest test's) "
+                                   + a.server.limits(against: b.server) + "; ceilings: " + native.joined(separator: ", "))
+        }
+    }
+
+    /// The 99th percentile latency in wrk's `--latency` table ("99%    8.94ms") or ab's
+    /// ("99%      3", ms), in ms; NaN when the client printed none.
+    static func p99(_ text: String) -> Double {
+        guard let line = text.split(separator: "\n").first(where: { $0.trimmingCharacters(in: .whitespaces).hasPrefix("99%") }),
+              let value = line.split(separator: " ").dropFirst().first else { return .nan }
+        let digits = value.prefix(while: { $0.isNumber || $0 == "." })
+        // wrk prints 0.00us for the upper percentiles in some pipelined runs: not a figure.
+        guard let x = Double(digits), x > 0 else { return .nan }
+        switch value.dropFirst(digits.count) {
+        case "us": return x / 1000
+        case "s": return x * 1000
+        default: return x  // "ms", or ab's bare milliseconds
         }
     }
 
@@ -153,13 +159,14 @@ enum ServerRows {
             let n = max(5_000, Int(50_000 * scale))
             let (lua, luv) = try sides("http-server.lua", "http-luv.lua")
             let pipeline = try Locations.repositoryFile("scripts/benchmarks/wrk-pipeline.lua")
-            let load = { (port: Int) throws -> (rps: Double, requests: Double) in
-                let argv = template.map {
-                    $0.replacingOccurrences(of: "{url}", with: "http://127.0.0.1:\(port)/")
-                        .replacingOccurrences(of: "{s}", with: "\(seconds)")
-                        .replacingOccurrences(of: "{n}", with: "\(n)")
-                        .replacingOccurrences(of: "{pipeline}", with: pipeline)
-                }
+            let fill = { (port: Int, arg: String) in
+                arg.replacingOccurrences(of: "{url}", with: "http://127.0.0.1:\(port)/")
+                    .replacingOccurrences(of: "{s}", with: "\(seconds)")
+                    .replacingOccurrences(of: "{n}", with: "\(n)")
+                    .replacingOccurrences(of: "{pipeline}", with: pipeline)
+            }
+            let load: Load = { port in
+                let argv = template.map { fill(port, $0) }
                 let text = try client(argv)
                 guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("Requests/sec:") || $0.hasPrefix("Requests per second:") }),
                       let rps = line.split(separator: " ").compactMap({ Double($0) }).first else {
@@ -167,11 +174,16 @@ enum ServerRows {
                 }
                 let total = text.split(separator: "\n").first(where: { $0.contains("requests in") })?
                     .split(separator: " ").compactMap({ Double($0) }).first ?? (argv[0] == "ab" ? Double(n) : rps * Double(seconds))
-                return (rps, total)
+                return (rps, total, p99(text))
             }
             let (a, b) = try CLIRows.inTurn(lua: { try run(lua, load) }, native: { try run(luv, load) })
+            let native = try ceilings("http").map { c in
+                let r = try run(c.argv, load)
+                return ceilingNote(c.name, r.rps, b.rps, cpu: r.cpu)
+            }
             return Measurement(lua: a.rps, baseline: b.rps,
-                               notes: "\(template.dropLast().joined(separator: " ")); server CPU \(String(format: "%.1f", a.cpu)) vs \(String(format: "%.1f", b.cpu)) us/req")
+                               notes: "\(template.dropLast().map { fill(0, $0.replacingOccurrences(of: "{pipeline}", with: "wrk-pipeline.lua")) }.joined(separator: " ")); " + a.limits(against: b)
+                                   + "; ceilings: " + native.joined(separator: ", "))
         }
     }
 }

@@ -11,6 +11,8 @@
 //   luadispatch-native combine A B OUT       copies A then B into OUT with stream channels
 //   luadispatch-native channel N             messages/s between two threads (workers.lua channel)
 //   luadispatch-native echo CONNECTIONS BYTES [ROUNDS]   loopback echo MB/s and seconds (NativeEcho)
+//   luadispatch-native serve redis|http source|epoll [PORT]   the request/response servers of
+//       scripts/examples in Swift (NativeProtocol): prints the port, then serves until killed
 import Dispatch
 import Foundation
 import Synchronization
@@ -29,6 +31,7 @@ case "perform_overhead": print(NativeRows.performOverhead(count))
 case "pending_block_memory": print(NativeRows.pendingMemory(count))
 case "timer": print(NativeRows.timer(duration: Double(args[2]) ?? 1))
 case "channel": print(ChannelRow.run(count))
+case "serve": NativeServe.main(Array(args.dropFirst(2)))
 case "combine" where args.count == 5: NativeRows.combine(args[2], args[3], args[4])
 case "echo" where args.count == 4 || args.count == 5:
     // ROUNDS > 1: the echo again and again in one process (descriptor numbers reused), the last
