@@ -28,6 +28,10 @@ int ld_netpoll_interest(int set, int fd, uint64_t token, int had, int want);
 /// Collects up to `max` ready descriptors without waiting: how many, or -errno.
 int ld_netpoll_collect(int set, ld_netpoll_event *out, int max);
 
+/// Waits up to `timeout_ms` (-1: for ever) for ready descriptors, then collects up to `max`:
+/// how many (0 on a timeout or a signal), or -errno.
+int ld_netpoll_wait(int set, ld_netpoll_event *out, int max, int timeout_ms);
+
 /// read(2) retried on EINTR: bytes (0 at end of stream), or -errno.
 ssize_t ld_netpoll_read(int fd, void *buf, size_t size);
 

@@ -27,11 +27,15 @@ int ld_netpoll_interest(int set, int fd, uint64_t token, int had, int want) {
 }
 
 int ld_netpoll_collect(int set, ld_netpoll_event *out, int max) {
+    return ld_netpoll_wait(set, out, max, 0);
+}
+
+int ld_netpoll_wait(int set, ld_netpoll_event *out, int max, int timeout_ms) {
     struct epoll_event ev[64];
     if (max > 64) max = 64;
     int n;
-    do { n = epoll_wait(set, ev, max, 0); } while (n < 0 && errno == EINTR);
-    if (n < 0) return -errno;
+    do { n = epoll_wait(set, ev, max, timeout_ms); } while (n < 0 && errno == EINTR && timeout_ms == 0);
+    if (n < 0) return errno == EINTR ? 0 : -errno;
     for (int i = 0; i < n; i++) {
         uint32_t e = ev[i].events, f = 0;
         if (e & (EPOLLIN | EPOLLRDHUP)) f |= LD_NETPOLL_READ;
@@ -65,12 +69,16 @@ int ld_netpoll_interest(int set, int fd, uint64_t token, int had, int want) {
 }
 
 int ld_netpoll_collect(int set, ld_netpoll_event *out, int max) {
+    return ld_netpoll_wait(set, out, max, 0);
+}
+
+int ld_netpoll_wait(int set, ld_netpoll_event *out, int max, int timeout_ms) {
     struct kevent ev[64];
-    struct timespec zero = {0, 0};
+    struct timespec limit = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000};
     if (max > 64) max = 64;
     int n;
-    do { n = kevent(set, NULL, 0, ev, max, &zero); } while (n < 0 && errno == EINTR);
-    if (n < 0) return -errno;
+    do { n = kevent(set, NULL, 0, ev, max, timeout_ms < 0 ? NULL : &limit); } while (n < 0 && errno == EINTR && timeout_ms == 0);
+    if (n < 0) return errno == EINTR ? 0 : -errno;
     for (int i = 0; i < n; i++) {
         uint32_t f = ev[i].filter == EVFILT_WRITE ? LD_NETPOLL_WRITE : LD_NETPOLL_READ;
         if (ev[i].flags & (EV_EOF | EV_ERROR)) f |= LD_NETPOLL_HUP;

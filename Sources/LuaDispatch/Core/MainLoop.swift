@@ -53,6 +53,10 @@ extension Runtime {
     /// `serviceMainQueue` also waiting on `poller`'s set, whose ready sockets it serves first:
     /// a block run meanwhile may retire the set and close its descriptor. Main thread only.
     static func serviceMainQueue(timeout: Int32, poller: NetPoller) {
+        if poller.holdsMainQueueHandle {
+            if poller.serveFromMainLoop(timeout: timeout) { ld_main_queue_drain() }
+            return
+        }
         let ready = pollMainQueue(timeout: timeout, fd: poller.set)
         if ready.fd {
             NetPoller.mainLoopDeliveries.add(1, ordering: .relaxed)

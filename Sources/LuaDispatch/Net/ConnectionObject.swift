@@ -36,14 +36,20 @@ final class ConnectionObject: PollMember, @unchecked Sendable {
     private var shutdownRequested = false
     private var writeError: Int32 = 0
     private var pinRef: Int32 = LUA_NOREF
+    /// Whether no other descriptor refers to the socket (one a server accepted, close-on-exec
+    /// from the start): closing it then takes it out of the set, and `finish` spares the
+    /// epoll_ctl. A wrapped descriptor may have been duplicated, and a duplicate left open would
+    /// keep it in the set, reported there for ever.
+    private let soleReference: Bool
 
     var writeQueueSize: Int { pending.count - head }
 
-    init(_ poller: NetPoller, fd: Int32, peer: ld_net_addr) {
+    init(_ poller: NetPoller, fd: Int32, peer: ld_net_addr, accepted: Bool = false) {
         runtime = poller.runtime
         self.poller = poller
         self.fd = fd
         peerAddress = peer
+        soleReference = accepted
         token = poller.add(self)
     }
 
@@ -265,7 +271,7 @@ final class ConnectionObject: PollMember, @unchecked Sendable {
     }
 
     private func finish() {
-        setInterest(0)
+        if soleReference { interest = 0 } else { setInterest(0) }
         state = .closed
         Glibc.close(fd)
         pending = []

@@ -29,6 +29,9 @@ final class NetPoller: @unchecked Sendable {
     /// The main loop serves this set itself, its source suspended (NetPollerMainLoop.swift).
     /// Guarded by `pollers`' lock.
     var servedByMainLoop = false
+    /// Whether the main queue's handle is in the set under `mainQueueToken`, so that the main
+    /// loop waits on the set alone (NetPollerMainLoop.swift). Guarded by `pollers`' lock.
+    var holdsMainQueueHandle = false
     @exclusivity(unchecked) private var members: [UInt64: PollMember] = [:]
     @exclusivity(unchecked) private var nextToken: UInt64 = 1
 
@@ -88,7 +91,9 @@ final class NetPoller: @unchecked Sendable {
         guard members.isEmpty else { return }
         Self.pollers.withLock { all in
             if all[ObjectIdentifier(queue)] === self { all.removeValue(forKey: ObjectIdentifier(queue)) }
-            // A suspended source never runs its cancel handler: hand it back first.
+            // A suspended source never runs its cancel handler: hand it back first. The main
+            // queue's handle stays in the set, which is closed on the main queue: a main loop
+            // waiting on it meanwhile still wakes for the main queue's work.
             if servedByMainLoop {
                 servedByMainLoop = false
                 source.resume()
@@ -106,25 +111,34 @@ final class NetPoller: @unchecked Sendable {
 
     func drain() {
         withUnsafeTemporaryAllocation(of: ld_netpoll_event.self, capacity: 64) { events in
-            var n = ld_netpoll_collect(set, events.baseAddress, 64)
+            let n = ld_netpoll_collect(set, events.baseAddress, 64)
             guard n > 0 else { return }
-            guard runtime.enterLua() else { return }
-            _ = ld_frame_push(Unmanaged.passUnretained(queue).toOpaque(), 0)
-            let T = runtime.takeThread()
             // Sockets that became ready while the callbacks ran (peers answering their replies)
             // are served in this delivery: collecting again costs one system call, a delivery of
             // the source a wake-up of this thread through libdispatch's event thread.
-            for _ in 0..<Self.rounds {
-                for i in 0..<Int(n) {
-                    members[events[i].token]?.ready(events[i].flags, T)
-                }
-                n = ld_netpoll_collect(set, events.baseAddress, 64)
-                if n <= 0 { break }
-            }
-            runtime.giveBack(T)
-            ld_frame_pop()
-            runtime.leaveLua()
+            serve(events, n, rounds: Self.rounds)
         }
+    }
+
+    /// Serves the `n` events collected in `events` with the interpreter held, then collects
+    /// and serves again, `rounds` times at most. A token no member has (a member removed by an
+    /// earlier callback of the batch, the main queue's handle) is skipped.
+    func serve(_ events: UnsafeMutableBufferPointer<ld_netpoll_event>, _ first: Int32, rounds: Int) {
+        guard runtime.enterLua() else { return }
+        _ = ld_frame_push(Unmanaged.passUnretained(queue).toOpaque(), 0)
+        let T = runtime.takeThread()
+        var n = first
+        for round in 1...rounds {
+            for i in 0..<Int(n) {
+                members[events[i].token]?.ready(events[i].flags, T)
+            }
+            if round == rounds { break }
+            n = ld_netpoll_collect(set, events.baseAddress, 64)
+            if n <= 0 { break }
+        }
+        runtime.giveBack(T)
+        ld_frame_pop()
+        runtime.leaveLua()
     }
 }
 

@@ -24,6 +24,10 @@ final class ServerObject: PollMember, @unchecked Sendable {
     private var pinRef: Int32 = LUA_NOREF
     /// Accept failures seen (for tests and `server.accept_errors`).
     private(set) var acceptErrors = 0
+    /// Whether accepted sockets inherit `TCP_NODELAY` from the listening socket, which has it
+    /// (Linux does): then a connection is spared a setsockopt, one of the seven or so system
+    /// calls of a connection that carries one request. nil until the first TCP connection.
+    private var nodelayInherited: Bool?
 
     /// How long accepting pauses after EMFILE/ENFILE before it tries again.
     static let retryDelay = 0.1
@@ -39,6 +43,7 @@ final class ServerObject: PollMember, @unchecked Sendable {
 
     /// Starts accepting: 0, or an errno (the server is closed then, its descriptor too).
     func start() -> Int32 {
+        if case .inet = local { _ = ld_netpoll_set_option(fd, 0, 1) }
         token = poller.add(self)
         let r = ld_netpoll_interest(poller.set, fd, token, 0, Int32(LD_NETPOLL_READ))
         if r != 0 { paused = true; close() }
@@ -75,8 +80,11 @@ final class ServerObject: PollMember, @unchecked Sendable {
     }
 
     private func accepted(_ c: Int32, _ peer: ld_net_addr, _ T: OpaquePointer) {
-        if peer.storage.ss_family != sa_family_t(AF_UNIX) { _ = ld_netpoll_set_option(c, 0, 1) }
-        let conn = ConnectionObject(poller, fd: c, peer: peer)
+        if peer.storage.ss_family != sa_family_t(AF_UNIX) {
+            if nodelayInherited == nil { nodelayInherited = ld_netpoll_get_option(c, 0) > 0 }
+            if nodelayInherited != true { _ = ld_netpoll_set_option(c, 0, 1) }
+        }
+        let conn = ConnectionObject(poller, fd: c, peer: peer, accepted: true)
         lua_rawgeti(T, ld_registryindex(), lua_Integer(handler.ref))
         runtime.objects.push(T, conn, .connection)
         poller.call(T, 1)

@@ -48,6 +48,47 @@ extension NetConnectionTests {
                              "the main loop served no socket itself")
     }
 
+    /// While the main loop waits on the main queue's sockets, work queued on the main queue
+    /// from other threads runs at once: 200 hops between a global queue and the main queue,
+    /// a connection open and idle meanwhile, take well under a second. On Linux the loop waits
+    /// on the set alone, the main queue's handle in it: were the handle not in the set, each
+    /// hop would wait for the loop's 50 ms timeout (10 s in all).
+    func testMainQueueWorkWakesTheLoopWaitingOnTheSet() {
+        let waitsBefore = NetPoller.mainLoopSetWaits.load(ordering: .relaxed)
+        let (out, replies) = serve("""
+            local server
+            server = assert(dispatch.net.serve({port = 0}, function(conn)
+              conn:on_data(function(data)
+                if data then return end
+                conn:close()
+                server:close()
+              end)
+              local hops, start = 0, dispatch.now()
+              local function hop()
+                hops = hops + 1
+                if hops == 200 then
+                  t.emit("hops under a second", dispatch.now() - start < 1)
+                  return conn:write("done\\n")
+                end
+                dispatch.global():async(function() dispatch.main:async(hop) end)
+              end
+              hop()
+            end))
+            clients.start(server.port)
+            """) { port in
+            let c = RawClient(port: port)
+            let got = c.receive(until: { $0.count >= 5 })
+            c.close()
+            return [got]
+        }
+        XCTAssertEqual(replies, ["done\n"])
+        XCTAssertEqual(out, ["hops under a second true"])
+        #if os(Linux)
+        XCTAssertGreaterThan(NetPoller.mainLoopSetWaits.load(ordering: .relaxed), waitsBefore,
+                             "the main loop never waited on the set alone")
+        #endif
+    }
+
     /// A host driving the main queue with `run(.default)` (what `dispatch.run` does) serves the
     /// main queue's sockets on its own thread too: four clients, each making 300 requests one
     /// after the other, get every reply once and in order, and the run served the set itself
