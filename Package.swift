@@ -32,7 +32,7 @@ let package = Package(
         // the matcher: the official pm.lua took 1.18x stock lua5.4's instructions at -O2, 0.85x
         // at -O3 (callgrind, release build).
         .target(name: "CLuaStdlib", dependencies: ["CLua", "CLuaShim"], cSettings: [.unsafeFlags(["-O3"])]),
-        .target(name: "LuaDispatch", dependencies: ["CLua", "CLuaShim", "CLuaStdlib"], exclude: ["Embedding/README.md"]),
+        .target(name: "LuaDispatch", dependencies: ["CLua", "CLuaShim", "CLuaStdlib"], exclude: ["Embedding/README.md", "Control/README.md"]),
         // `luaopen_dispatch`: the runtime attached to the loading interpreter's state.
         // Never unmapped: lua_close dlcloses the C modules it loaded while Dispatch's threads
         // may still be releasing blocks whose code lives in this library.
