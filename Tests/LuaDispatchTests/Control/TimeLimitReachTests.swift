@@ -59,8 +59,11 @@ final class TimeLimitReachTests: XCTestCase {
                 XCTAssertTrue(error.message.contains("time limit exceeded"), "\(what): \(error.message)")
             }
             let took = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
-            // 0.5 s of limit and 0.5 s promised; the rest is a loaded machine's.
-            XCTAssertLessThan(took, 2.0, what)
+            // 0.5 s of limit and 0.5 s promised; the rest is a loaded machine's. Under
+            // AddressSanitizer beside CI's other runs, building the deep stack's 500,000 tables
+            // and the collections took 2.3 s in all (0.8 s idle; 21 s when the collection could
+            // not go on).
+            XCTAssertLessThan(took, underAddressSanitizer ? 4.0 : 2.0, what)
             XCTAssertTrue(rt.waitUntilIdle(timeout: 10), "\(what): the ended script's work drained")
             rt.close()
         }
