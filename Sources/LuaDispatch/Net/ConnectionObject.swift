@@ -7,9 +7,9 @@ import Glibc
 #endif
 
 /// A connected stream socket of `dispatch.net` (`dispatch.connection`): reads delivered as Lua
-/// strings to a data callback, writes made at once and queued only when the socket's buffer is
-/// full. Every field changes under the interpreter lock only (bindings and the poller's
-/// deliveries both hold it).
+/// strings to a data callback, writes made at once (from the poller's callbacks, at the end of
+/// their round) and queued only when the socket's buffer is full. Every field changes under the
+/// interpreter lock only (bindings and the poller's deliveries both hold it).
 ///
 /// While it reads, has bytes queued or is flushing before a close, the connection is pinned:
 /// it counts as outstanding work and holds its Lua userdata. Otherwise a connection that Lua
@@ -35,6 +35,11 @@ final class ConnectionObject: PollMember, @unchecked Sendable {
     private var queuedTotal = 0, writtenTotal = 0
     private var shutdownRequested = false
     private var writeError: Int32 = 0
+    /// Whether the queue holds bytes of the poller's current round, not yet offered to the
+    /// socket (`NetPoller.corking`).
+    private var corked = false
+    /// Whether the queue waits for the socket to take more: `on_drain` runs when it empties.
+    private var waitsOnSocket = false
     private var pinRef: Int32 = LUA_NOREF
     /// Whether no other descriptor refers to the socket (one a server accepted, close-on-exec
     /// from the start): closing it then takes it out of the set, and `finish` spares the
@@ -156,7 +161,12 @@ final class ConnectionObject: PollMember, @unchecked Sendable {
         guard state == .open, !shutdownRequested else { return EPIPE }
         guard writeError == 0 else { return writeError }
         var offset = 0
-        if writeQueueSize == 0 {
+        if poller.corking && (corked || writeQueueSize == 0) && writeQueueSize + bytes.count <= Self.corkLimit {
+            if !corked {
+                corked = true
+                poller.cork(self)
+            }
+        } else if writeQueueSize == 0 {
             let n = bytes.count == 0 ? 0 : ld_netpoll_write(fd, bytes.baseAddress, bytes.count)
             if n == bytes.count {
                 if let callback { completeLater(callback) }
@@ -175,8 +185,27 @@ final class ConnectionObject: PollMember, @unchecked Sendable {
         pending.append(contentsOf: bytes[offset...])
         queuedTotal += bytes.count - offset
         if let callback { callbacks.append((queuedTotal, callback)) }
-        setInterest(interest | Int32(LD_NETPOLL_WRITE))
+        if !corked {
+            waitsOnSocket = true
+            setInterest(interest | Int32(LD_NETPOLL_WRITE))
+        }
         return 0
+    }
+
+    /// Queued bytes a round may hold back: a larger write goes to the socket at once, as a
+    /// write outside a round does.
+    static let corkLimit = 65536
+
+    /// The round is over: its bytes go to the socket now, and what it does not take waits for
+    /// it to be writable.
+    func uncork(_ T: OpaquePointer) {
+        guard corked else { return }
+        corked = false
+        guard state != .closed else { return }
+        flush(T)
+        guard writeQueueSize > 0, state != .closed else { return }
+        waitsOnSocket = true
+        setInterest(state == .closing ? Int32(LD_NETPOLL_WRITE) : interest | Int32(LD_NETPOLL_WRITE))
     }
 
     /// A write done at once: its callback runs after the current handler, on the queue.
@@ -219,7 +248,9 @@ final class ConnectionObject: PollMember, @unchecked Sendable {
         setInterest(interest & ~Int32(LD_NETPOLL_WRITE))
         if state == .closing { return finish() }
         if shutdownRequested { _ = ld_net_shutdown(fd, 1) }
-        if state == .open, let d = onDrain {
+        let waited = waitsOnSocket
+        waitsOnSocket = false
+        if state == .open, waited, let d = onDrain {
             lua_rawgeti(T, ld_registryindex(), lua_Integer(d.ref))
             poller.call(T, 0)
         }
@@ -232,6 +263,7 @@ final class ConnectionObject: PollMember, @unchecked Sendable {
         writeError = error
         pending = []
         head = 0
+        waitsOnSocket = false
         setInterest(interest & ~Int32(LD_NETPOLL_WRITE))
         let waiting = callbacks
         callbacks = []
@@ -265,9 +297,16 @@ final class ConnectionObject: PollMember, @unchecked Sendable {
         onData = nil
         onDrain = nil
         callbacks = []
+        // Bytes held for the round end were written at once before rounds held them back:
+        // they are offered now, what the socket takes of them.
+        if now && corked { offerHeldBytes() }
         if now || writeQueueSize == 0 || writeError != 0 { return finish() }
         state = .closing
-        setInterest(Int32(LD_NETPOLL_WRITE))
+        if !corked { setInterest(Int32(LD_NETPOLL_WRITE)) }
+    }
+
+    private func offerHeldBytes() {
+        _ = pending.withUnsafeBytes { p in ld_netpoll_write(fd, p.baseAddress! + head, writeQueueSize) }
     }
 
     private func finish() {

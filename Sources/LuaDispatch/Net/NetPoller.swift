@@ -44,6 +44,18 @@ final class NetPoller: @unchecked Sendable {
     /// Collections per delivery at most, so that other blocks of the queue get their turn.
     static let rounds = 16
 
+    /// Whether a delivery is serving ready sockets: small writes then wait in their
+    /// connection's queue, and `uncork` writes them all once the round's callbacks have run.
+    /// A reply sent from each callback wakes the peer while this thread goes on with the next
+    /// socket, and the peer, soon idle again, must be woken anew for the next reply; sent
+    /// together, they find it awake (Redis writes its replies before it waits, for the same
+    /// reason). Interpreter lock held.
+    @exclusivity(unchecked) private(set) var corking = false
+    @exclusivity(unchecked) private var corked: [ConnectionObject] = []
+
+    /// Holds a connection's queued bytes until the round ends. Interpreter lock held.
+    func cork(_ c: ConnectionObject) { corked.append(c) }
+
     static let pollers = Mutex<[ObjectIdentifier: NetPoller]>([:])
 
     /// The poller of `queue`, made on first use; an errno when the set cannot be made (EMFILE).
@@ -128,17 +140,33 @@ final class NetPoller: @unchecked Sendable {
         _ = ld_frame_push(Unmanaged.passUnretained(queue).toOpaque(), 0)
         let T = runtime.takeThread()
         var n = first
+        let wasCorking = corking
         for round in 1...rounds {
+            corking = true
             for i in 0..<Int(n) {
                 members[events[i].token]?.ready(events[i].flags, T)
             }
+            uncork(T)
             if round == rounds { break }
             n = ld_netpoll_collect(set, events.baseAddress, 64)
             if n <= 0 { break }
         }
+        corking = wasCorking
         runtime.giveBack(T)
         ld_frame_pop()
         runtime.leaveLua()
+    }
+
+    /// Writes the round's held bytes, each connection's in one system call; callbacks that run
+    /// meanwhile (write callbacks, `on_drain`) write at once.
+    private func uncork(_ T: OpaquePointer) {
+        corking = false
+        var i = 0
+        while i < corked.count {
+            corked[i].uncork(T)
+            i += 1
+        }
+        corked.removeAll(keepingCapacity: true)
     }
 }
 
