@@ -86,6 +86,10 @@ const uint32_t *ld_lock_requests(ld_lock *lock) {
     return (const uint32_t *)&ld_lock_state(lock)->requests;
 }
 
+uint32_t ld_lock_switch_requests(ld_lock *lock) {
+    return atomic_load_explicit(&ld_lock_state(lock)->switch_requests, memory_order_relaxed);
+}
+
 // Ctrl-C's target: the main Lua thread's state and its interpreter's word (ld_interrupt_arm).
 static lua_State *volatile interrupt_L;
 static _Atomic(ld_lock *) interrupt_lock;

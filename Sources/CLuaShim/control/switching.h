@@ -55,6 +55,10 @@ typedef struct ld_lock_shared {
     /// interval, whoever asks (see ld_switch_watch_check).
     _Atomic uint32_t asked_acquisition;
     _Atomic int64_t asked_at;
+    /// How often that acquisition was asked again (see ld_switch_watch_check).
+    _Atomic uint32_t asked_again;
+    /// Switch requests sent, all told (ld_lock_switch_requests).
+    _Atomic uint32_t switch_requests;
     /// The message code ended by LD_REQUEST_TERMINATE raises (a static string).
     const char *_Atomic termination;
 } ld_lock_shared;
@@ -109,7 +113,7 @@ static inline void ld_switch_watch_start(ld_lock_shared *s, ld_switch_watch *w, 
 }
 
 /// At `now`: a new holder starts a new interval; one that has held the lock for the interval is
-/// asked to give it up (and asked again each interval after). 1 when it asked now.
+/// asked to give it up (and asked again at doubling gaps after). 1 when it asked now.
 static inline int ld_switch_watch_check(ld_lock_shared *s, ld_switch_watch *w, int64_t now) {
     int64_t interval = atomic_load_explicit(&s->interval, memory_order_relaxed);
     if (interval <= 0) return 0;
@@ -124,11 +128,25 @@ static inline int ld_switch_watch_check(ld_lock_shared *s, ld_switch_watch *w, i
         // signal: fifty waiters asking at a 20 us interval kept it in its signal handler, and
         // kept themselves looking (below), the cores busy with sched_yield (dispatch_cascade
         // at 20 us: over 90 s under load, most of it system time).
+        //
+        // A holder asked already and still holding runs C code (a library call, a system call,
+        // a collection), where the request waits for its next Lua instruction anyway: each new
+        // signal only interrupts it. So it is asked again at doubling gaps, up to 1 ms (or the
+        // interval, if longer): at a 2 us interval a signal every 2 us kept a holder in
+        // string.rep or a file read 5-17 times as long.
         int64_t last = atomic_load_explicit(&s->asked_at, memory_order_relaxed);
-        if (atomic_load_explicit(&s->asked_acquisition, memory_order_relaxed) == a && now - last < interval) return 0;
+        int again = atomic_load_explicit(&s->asked_acquisition, memory_order_relaxed) == a;
+        uint32_t times = again ? atomic_load_explicit(&s->asked_again, memory_order_relaxed) : 0;
+        if (again) {
+            int64_t cap = interval > LD_WATCH_MIN_SLEEP ? interval : LD_WATCH_MIN_SLEEP;
+            int64_t gap = times >= 20 || (interval << times) > cap ? cap : interval << times;
+            if (now - last < gap) return 0;
+        }
         if (!atomic_compare_exchange_strong_explicit(&s->asked_at, &last, now, memory_order_relaxed, memory_order_relaxed))
             return 0;
+        atomic_store_explicit(&s->asked_again, again ? times + 1 : 0, memory_order_relaxed);
         atomic_store_explicit(&s->asked_acquisition, a, memory_order_relaxed);
+        atomic_fetch_add_explicit(&s->switch_requests, 1, memory_order_relaxed);
         ld_request_switch(s);
         return 1;
     }

@@ -144,6 +144,8 @@ void ld_lock_end_termination(ld_lock *lock);
 /// ld_terminate_requested of it. The runtime keeps the word, so that the check every wait makes
 /// is a load rather than two calls.
 const uint32_t *ld_lock_requests(ld_lock *lock);
+/// Switch requests waiters have sent `lock`'s holders so far.
+uint32_t ld_lock_switch_requests(ld_lock *lock);
 static inline int ld_terminate_requested(const uint32_t *requests) {
     return (__atomic_load_n(requests, __ATOMIC_ACQUIRE) & 2 /* LD_REQUEST_TERMINATE */) != 0;
 }

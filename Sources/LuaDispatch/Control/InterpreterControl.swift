@@ -45,8 +45,13 @@ struct InterpreterControl: ~Copyable {
 
     init(lock: OpaquePointer, budget: OpaquePointer?) {
         lockRequests = ld_lock_requests(lock)
+        self.lock = lock
         self.budget = budget
     }
+
+    private let lock: OpaquePointer
+    /// Switch requests waiting blocks have sent the interpreter's holders so far.
+    var switchRequests: Int { Int(ld_lock_switch_requests(lock)) }
 
     /// Whether the interpreter is ending its code: a load of the word, as every wait makes.
     @inline(__always) var terminating: Bool { ld_terminate_requested(lockRequests) != 0 }

@@ -139,6 +139,38 @@ final class SwitchingTests: XCTestCase {
         XCTAssertGreaterThan(rt.control.switches.load(ordering: .relaxed) - before, 10, "two blocks computing at once take turns")
     }
 
+    /// A holder in a long C call acts on a switch request only at its next Lua instruction, so
+    /// a waiter asks again at doubling gaps up to 1 ms, not each interval: at a 2 us interval a
+    /// request every 2 us (tens of thousands a second) interrupted such a call so often that it
+    /// took 5-17 times as long.
+    func testAHolderInCIsAskedAgainAtGrowingGaps() {
+        let h = IOHarness()
+        h.runtime.switchInterval = 0.000002
+        let rt = h.runtime
+        h.runtime.register(module: "probe", functions: [
+            "requests": { _ in [.integer(rt.control.switchRequests)] },
+        ])
+        let out = h.run("""
+            local probe = require('probe')
+            local stop, started = false, false
+            dispatch.queue{label = "spinner", concurrent = true}:async(function()
+              started = true
+              while not stop do end
+            end)
+            while not started do end
+            local before, t0 = probe.requests(), dispatch.now()
+            for _ = 1, 4 do local s = string.rep("x", 50000000) end  -- C code, no instruction for a while
+            local asked, seconds = probe.requests() - before, dispatch.now() - t0
+            stop = true
+            t.emit(string.format("%d %.3f", asked, seconds))
+            """)
+        let f = (out.first ?? "").split(separator: " ")
+        guard f.count == 2, let asked = Double(f[0]), let seconds = Double(f[1]) else { return XCTFail("\(out)") }
+        // About 10 requests a call, then one a millisecond (plus one each time a switch lets the
+        // spinner in between the calls): 2,000 a second leaves room.
+        XCTAssertLessThan(asked, 50 + 2_000 * seconds, "\(Int(asked)) requests in \(seconds) s")
+    }
+
     /// Two CPU-bound blocks of a concurrent queue share the interpreter: each sees the other's
     /// progress before it finishes. Two blocks of one serial queue never interleave, even at a
     /// very short interval: a read-modify-write loop loses no update.
