@@ -118,6 +118,15 @@ final class ConnectionObject: PollMember, @unchecked Sendable {
         if flags & UInt32(LD_NETPOLL_READ | LD_NETPOLL_HUP) != 0 { read(T) }
     }
 
+    /// A connection just accepted and given a data callback reads at once: a client that speaks
+    /// first (HTTP, Redis) has usually sent its request by the time the server accepts, and its
+    /// answer then leaves in this round rather than after one more wait for readiness. (Nothing
+    /// there costs one `read` that finds nothing.)
+    func readAccepted(_ T: OpaquePointer) {
+        guard onData != nil else { return }
+        read(T)
+    }
+
     /// Reads what is there (a few buffers at most: a socket still readable is reported again),
     /// each read a call of the data callback.
     private func read(_ T: OpaquePointer) {

@@ -88,6 +88,7 @@ final class ServerObject: PollMember, @unchecked Sendable {
         lua_rawgeti(T, ld_registryindex(), lua_Integer(handler.ref))
         runtime.objects.push(T, conn, .connection)
         poller.call(T, 1)
+        conn.readAccepted(T)
     }
 
     /// Out of descriptors (or memory): accepting stops for `retryDelay`, then tries again (the

@@ -4,7 +4,8 @@ import XCTest
 
 /// Connections a server accepts: `TCP_NODELAY` (inherited from the listening socket where the
 /// kernel passes it on, set on each connection otherwise) and one-request connections closed by
-/// the server (Net/ServerObject.swift, Net/ConnectionObject.swift).
+/// the server, and reading at once after an accept (Net/ServerObject.swift,
+/// Net/ConnectionObject.swift).
 extension NetConnectionTests {
     /// Every accepted TCP connection has `nodelay`: the first, which tells whether the kernel
     /// passed it on from the listening socket, and those after it.
@@ -32,6 +33,33 @@ extension NetConnectionTests {
         }
         XCTAssertEqual(replies, ["0\n", "1\n", "2\n"])
         XCTAssertEqual(out, ["nodelay 1 true", "nodelay 2 true", "nodelay 3 true"])
+    }
+
+    /// A connection whose client spoke first is read as soon as it is accepted: its data callback
+    /// runs before the main queue's next block, without a wait for readiness in between.
+    func testAnAcceptedConnectionIsReadAtOnce() {
+        let (out, replies) = serve("""
+            local server
+            server = assert(dispatch.net.serve({port = 0}, function(conn)
+              dispatch.main:async(function() t.emit("the main queue's next block") end)
+              conn:on_data(function(data)
+                if data then t.emit("data " .. data); return conn:write(data) end
+                conn:close()
+                server:close()
+              end)
+            end))
+            clients.start(server.port)
+            local until_ = dispatch.now() + 0.3   -- the client connects and sends meanwhile
+            while dispatch.now() < until_ do end
+            """) { port in
+            let c = RawClient(port: port)
+            c.send(Array("ping".utf8))
+            let got = c.receive(until: { $0.count >= 4 })
+            c.close()
+            return [got]
+        }
+        XCTAssertEqual(replies, ["ping"])
+        XCTAssertEqual(out, ["data ping", "the main queue's next block"])
     }
 
     /// 600 connections of one request each, 30 at a time, each closed by the server after its
