@@ -51,11 +51,6 @@ final class NetPoller: @unchecked Sendable {
     /// together, they find it awake (Redis writes its replies before it waits, for the same
     /// reason). Interpreter lock held.
     @exclusivity(unchecked) private(set) var corking = false
-    /// Connections whose bytes a round holds, at most: once a callback leaves this many, they
-    /// go out. A reply then waits for the callbacks of seven other connections, not of a whole
-    /// round (64 sockets, and a listener's batch of accepted connections), which made wrk's and
-    /// ab's 99th percentile latency up to half as long again.
-    static let corkGroup = 8
     @exclusivity(unchecked) private var corked: [ConnectionObject] = []
 
     /// Holds a connection's queued bytes until the round ends. Interpreter lock held.
@@ -124,10 +119,6 @@ final class NetPoller: @unchecked Sendable {
     @inline(__always) func call(_ T: OpaquePointer, _ n: Int32) {
         if ld_pcall(T, n, 0, 1) != LUA_OK { runtime.reportError(T, label: queue.label) }
         lua_settop(T, 1)
-        if corking && corked.count >= Self.corkGroup {
-            uncork(T)
-            corking = true
-        }
     }
 
     func drain() {

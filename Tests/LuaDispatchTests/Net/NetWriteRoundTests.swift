@@ -128,39 +128,3 @@ final class NetWriteRoundTests: XCTestCase {
         XCTAssertEqual(out, ["the socket took some at once true", "client got all"])
     }
 }
-
-extension NetConnectionTests {
-    /// A round holds the bytes of eight connections at most (`NetPoller.corkGroup`): ten
-    /// clients that spoke before the server accepted them are served in one round, and the
-    /// first reply is out before the ninth connection's callback runs.
-    func testARoundHoldsTheBytesOfEightConnectionsAtMost() {
-        let (out, replies) = serve("""
-            local server, conns, n, ended = nil, {}, 0, 0
-            server = assert(dispatch.net.serve({port = 0}, function(conn)
-              conn:on_data(function(data)
-                if not data then
-                  conn:close()
-                  ended = ended + 1
-                  if ended == 10 then server:close() end
-                  return
-                end
-                n = n + 1
-                conns[n] = conn
-                conn:write(data)
-                if n == 9 then t.emit("held for the first", conns[1].write_queue_size) end
-              end)
-            end))
-            clients.start(server.port)
-            local until_ = dispatch.now() + 0.5   -- the clients connect and send meanwhile
-            while dispatch.now() < until_ do end
-            """) { port in
-            let clients = (0..<10).map { _ in RawClient(port: port) }
-            for (i, c) in clients.enumerated() { c.send(Array("\(i)".utf8)) }
-            let got = clients.map { c in c.receive(until: { $0.count >= 1 }) }
-            for c in clients { c.close() }
-            return got
-        }
-        XCTAssertEqual(replies, (0..<10).map { "\($0)" })
-        XCTAssertEqual(out, ["held for the first 0"])
-    }
-}
