@@ -122,10 +122,7 @@ final class ConnectionObject: PollMember, @unchecked Sendable {
     /// first (HTTP, Redis) has usually sent its request by the time the server accepts, and its
     /// answer then leaves in this round rather than after one more wait for readiness. (Nothing
     /// there costs one `read` that finds nothing.)
-    func readAccepted(_ T: OpaquePointer) {
-        guard onData != nil else { return }
-        read(T)
-    }
+    func readAccepted(_ T: OpaquePointer) { read(T) }
 
     /// Reads what is there (a few buffers at most: a socket still readable is reported again),
     /// each read a call of the data callback.

@@ -161,6 +161,7 @@ final class NetPoller: @unchecked Sendable {
     /// meanwhile (write callbacks, `on_drain`) write at once.
     private func uncork(_ T: OpaquePointer) {
         corking = false
+        // By index: a callback's nested delivery may flush (and empty) the list meanwhile.
         var i = 0
         while i < corked.count {
             corked[i].uncork(T)
