@@ -103,7 +103,7 @@ private final class ReadStop: Sendable {
 }
 
 /// What a one-shot read has read so far, charged to the memory limit as it comes; past the
-/// limit the rest is dropped and the read ends with ENOMEM.
+/// limit what it has is dropped, the read stops, and it ends with ENOMEM.
 private final class ReadBuffer: @unchecked Sendable {
     var data = DispatchData.empty
     var charges: [HeldCharge] = []
@@ -141,12 +141,14 @@ enum IOBinding {
                     // One handler call with everything read, as dispatch_read makes. (The calls
                     // of one operation run one after another, on its own serial queue.)
                     let read = ReadBuffer()
-                    channel.read(offset: 0, length: max, queue: q.queue) { finished, data, error in
+                    channel.io.read(offset: 0, length: max, queue: q.queue) { finished, data, error in
                         if let data, !data.isEmpty, !read.dropped {
                             if rt.pastMemoryLimit {
                                 read.dropped = true
                                 read.data = .empty
                                 read.charges = []
+                                // Reading on to drop the rest would take as long as the rest.
+                                shared.stopOneShot(channel, write: false)
                             } else {
                                 read.charges.append(HeldCharge(rt.charge(data.count)))
                                 read.data.append(data)
@@ -154,7 +156,7 @@ enum IOBinding {
                         }
                         guard finished else { return }
                         done()
-                        finish(read.data, read.dropped && error == 0 ? ENOMEM : error)
+                        finish(read.data, read.dropped && (error == 0 || error == ECANCELED) ? ENOMEM : error)
                     }
                 }
                 return 0
@@ -179,7 +181,7 @@ enum IOBinding {
                     return 0
                 }
                 oneShot(rt, shared, write: true) { channel, done in
-                    channel.write(offset: 0, data: data.data, queue: q.queue) { finished, remaining, error in
+                    channel.io.write(offset: 0, data: data.data, queue: q.queue) { finished, remaining, error in
                         guard finished else { return }
                         done()
                         finish(remaining, error)
@@ -196,12 +198,12 @@ enum IOBinding {
     /// its last handler. (libdispatch's own `dispatch_read`/`dispatch_write` are not used on a
     /// shared descriptor: their handlers run only once every channel on it has closed.)
     private static func oneShot(_ rt: Runtime, _ shared: IODescriptors.Shared, write: Bool,
-                                _ start: @escaping @Sendable (DispatchIO, _ done: @escaping @Sendable () -> Void) -> Void) {
+                                _ start: @escaping @Sendable (IODescriptors.OneShotChannel, _ done: @escaping @Sendable () -> Void) -> Void) {
         shared.submit(carrier: shared.oneShotCarrier, write: write) {
             shared.withOneShotChannel(rt, write: write) { channel in
                 start(channel) {
                     shared.completed(write: write)
-                    shared.oneShotDone(write: write)
+                    shared.oneShotDone(channel, write: write)
                     IODescriptors.release(shared)
                 }
             }

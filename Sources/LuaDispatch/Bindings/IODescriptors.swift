@@ -90,7 +90,7 @@ enum IODescriptors {
         private let lanes: Mutex<[Lane]>
         /// The runtime's channels for one-shot operations (one per direction when `split`),
         /// while they have some in flight.
-        private let oneShot = Mutex<[(channel: DispatchIO?, operations: Int)]>([(nil, 0), (nil, 0)])
+        private let oneShot = Mutex<[OneShotChannel?]>([nil, nil])
 
         /// A regular file (one order for reads and writes), as opposed to a pipe, socket or
         /// terminal.
@@ -157,37 +157,57 @@ enum IODescriptors {
 
         /// Runs `body` with the channel one-shot operations (writes: `write`) go through (made
         /// on first use; it counts as `rt`'s outstanding work until its cleanup handler ran),
-        /// counting one more operation on it. Pair with `oneShotDone(write:)`.
-        func withOneShotChannel(_ rt: Runtime, write: Bool, _ body: (DispatchIO) -> Void) {
+        /// counting one more operation on it. Pair with `oneShotDone`.
+        func withOneShotChannel(_ rt: Runtime, write: Bool, _ body: (OneShotChannel) -> Void) {
             let i = split && write ? 1 : 0
-            oneShot.withLock { states in
-                if states[i].channel == nil {
+            oneShot.withLock { slots in
+                if slots[i] == nil {
                     table.withLock { _ in users += 1 }  // given back by the channel's cleanup
                     rt.workAdded()
-                    states[i].channel = DispatchIO(type: .stream, fileDescriptor: i == 1 ? writeFD : fd, queue: .global()) { [self] _ in
+                    slots[i] = OneShotChannel(DispatchIO(type: .stream, fileDescriptor: i == 1 ? writeFD : fd, queue: .global()) { [self] _ in
                         IODescriptors.release(self)
                         rt.workDone()
-                    }
+                    })
                 }
-                states[i].operations += 1
-                body(states[i].channel!)
+                slots[i]!.operations += 1
+                body(slots[i]!)
             }
         }
 
-        /// A one-shot operation ended; the last one of its direction closes the channel.
-        func oneShotDone(write: Bool) {
+        /// A one-shot operation on `channel` ended; the last one of its direction closes the
+        /// channel (a stopped one is closed already).
+        func oneShotDone(_ channel: OneShotChannel, write: Bool) {
             let i = split && write ? 1 : 0
-            let idle: DispatchIO? = oneShot.withLock { states in
-                states[i].operations -= 1
-                guard states[i].operations == 0 else { return nil }
-                defer { states[i].channel = nil }
-                return states[i].channel
+            let idle = oneShot.withLock { slots in
+                channel.operations -= 1
+                guard channel.operations == 0, slots[i] === channel else { return false }
+                slots[i] = nil
+                return true
             }
-            idle?.close()
+            if idle { channel.io.close() }
+        }
+
+        /// Stops `channel`: its operations in flight end at once (with ECANCELED), and later
+        /// one-shot operations go through a new channel. For a read that has nothing left to
+        /// gain: one past the memory limit would otherwise read to its end to drop what comes.
+        func stopOneShot(_ channel: OneShotChannel, write: Bool) {
+            let i = split && write ? 1 : 0
+            oneShot.withLock { slots in
+                if slots[i] === channel { slots[i] = nil }
+            }
+            channel.io.close(flags: .stop)
         }
 
         /// The identity one-shot operations are sequenced under.
         var oneShotCarrier: ObjectIdentifier { ObjectIdentifier(self) }
+    }
+
+    /// The runtime's channel for one-shot operations of one direction of a descriptor.
+    final class OneShotChannel: @unchecked Sendable {
+        let io: DispatchIO
+        /// Operations in flight on it; under its `Shared`'s `oneShot` lock.
+        fileprivate var operations = 0
+        fileprivate init(_ io: DispatchIO) { self.io = io }
     }
 
     private struct Lane {

@@ -9,7 +9,7 @@ import XCTest
 /// line; uncaught errors are recorded too. A watchdog ends the process if a test hangs, so a
 /// hang fails instead of stalling the suite.
 final class IOHarness: @unchecked Sendable {
-    let runtime = TestRuntimes.make()
+    let runtime: Runtime
     private let recorder = Recorder()
 
     /// Lines a test collects from its own host functions.
@@ -19,7 +19,8 @@ final class IOHarness: @unchecked Sendable {
         var all: [String] { m.withLock { $0 } }
     }
 
-    init() {
+    init(limits: Runtime.Limits = .none) {
+        runtime = TestRuntimes.make(limits: limits)
         recorder.attach(to: runtime)
     }
 
