@@ -87,6 +87,13 @@ final class DispatchPortsTests: XCTestCase {
             XCTAssertTrue(v.passed, "\(file.lastPathComponent): \(v.reason)")
         }
         print(String(format: "ports: %d files, %.1f s", ports.count, total))
+        // The failures again, last, each with why on its last line: a log cut to its end still
+        // shows why each failed.
+        for (file, v) in zip(ports, verdicts) where !v.passed {
+            let lines = v.reason.split(separator: "\n", omittingEmptySubsequences: false)
+            print("port \(file.lastPathComponent): its output ends\n" + lines.dropFirst().joined(separator: "\n"))
+            print("port \(file.lastPathComponent) FAILED: \(lines.first ?? "")")
+        }
     }
 
     /// Every port says where it comes from and what it left out or scaled down.
